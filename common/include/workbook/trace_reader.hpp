@@ -1,0 +1,39 @@
+// Reads Kineto Chrome-trace JSON (ours and Python's torch.profiler's, plain or .json.gz)
+// into the shared model (trace.hpp). Never crashes on bad input: every failure is a
+// TraceError naming the file and, where known, the byte offset.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "workbook/trace.hpp"
+
+namespace wb {
+
+class TraceError : public std::runtime_error {
+ public:
+  TraceError(std::string source, int64_t offset, const std::string& what);
+  const std::string& source() const { return source_; }
+  int64_t offset() const { return offset_; }  // byte offset in the (decompressed) JSON; -1: unknown
+ private:
+  std::string source_;
+  int64_t offset_;
+};
+
+struct ReadOptions {
+  // Refuse inputs larger than this, before and after decompression (bounded memory).
+  int64_t max_bytes = int64_t{2} << 30;
+  // Refuse more events than this.
+  int64_t max_events = 50'000'000;
+};
+
+// Reads a trace file (.json or .json.gz, detected by magic bytes, not by name).
+Trace read_trace(const std::filesystem::path& path, const ReadOptions& opts = {});
+// Parses a trace already in memory. `source` names it in errors.
+Trace parse_trace(std::string_view json, const std::string& source = "<memory>",
+                  const ReadOptions& opts = {});
+
+}  // namespace wb

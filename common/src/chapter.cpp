@@ -1,0 +1,1 @@
+// placeholder: owned by another workstream, replaced when it lands

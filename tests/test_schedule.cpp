@@ -1,0 +1,95 @@
+// The schedule state machine against sequences produced by Python's own
+// torch.profiler.schedule (torch 2.11.0; N=NONE W=WARMUP R=RECORD S=RECORD_AND_SAVE).
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
+
+#include <string>
+
+#include "workbook/schedule.hpp"
+
+using wb::ProfilerAction;
+using wb::Schedule;
+
+namespace {
+char letter(ProfilerAction a) {
+  switch (a) {
+    case ProfilerAction::None: return 'N';
+    case ProfilerAction::Warmup: return 'W';
+    case ProfilerAction::Record: return 'R';
+    case ProfilerAction::RecordAndSave: return 'S';
+  }
+  return '?';
+}
+std::string run(const Schedule& s, int n = 24) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += letter(s(i));
+  return out;
+}
+}  // namespace
+
+TEST_CASE("schedule matches torch.profiler.schedule step by step", "[schedule][common]") {
+  struct Row { Schedule s; const char* python; };
+  auto [s, python] = GENERATE(values<Row>({
+      {{1, 1, 3, 1, 0}, "NWRRSNNNNNNNNNNNNNNNNNNN"},   // the workbook's default
+      {{0, 0, 3, 1, 0}, "RRSNNNNNNNNNNNNNNNNNNNNN"},   // no wait, no warmup
+      {{0, 0, 20, 1, 0}, "RRRRRRRRRRRRRRRRRRRSNNNN"},  // the long window of chapters 02/04
+      {{1, 1, 2, 2, 0}, "NWRSNWRSNNNNNNNNNNNNNNNN"},   // repeat > 1
+      {{1, 0, 2, 0, 0}, "NRSNRSNRSNRSNRSNRSNRSNRS"},   // repeat == 0: until steps run out
+      {{2, 1, 1, 3, 1}, "NNNWSNNWSNNWSNNNNNNNNNNN"},   // skip_first
+  }));
+  CAPTURE(s.str());
+  CHECK(run(s) == python);
+}
+
+TEST_CASE("a wrong schedule would be caught", "[schedule][common]") {
+  // The comparison above is not vacuous: an off-by-one schedule yields a different sequence.
+  CHECK(run(Schedule{1, 1, 3, 1, 0}) != run(Schedule{1, 1, 2, 1, 0}));
+  CHECK(run(Schedule{1, 0, 2, 0, 0}) != run(Schedule{1, 0, 2, 1, 0}));
+}
+
+TEST_CASE("schedule parsing: W,WU,A[,R]", "[schedule][common]") {
+  auto s = Schedule::parse("1,1,3");
+  CHECK((s.wait == 1 && s.warmup == 1 && s.active == 3 && s.repeat == 1));
+  CHECK(s.total_steps() == 5);
+  auto r = Schedule::parse("0,0,20,0");
+  CHECK(r.repeat == 0);
+  CHECK(r.total_steps() == -1);
+  CHECK(Schedule::parse("1,1,2,2").total_steps() == 8);
+
+  for (const char* bad : {"", "1", "1,1", "1,1,0", "-1,1,3", "1,1,3,1,1", "a,b,c", "1,,3", "1,1,3,", " 1,1,3", "1.5,1,3"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(Schedule::parse(bad), std::invalid_argument);
+  }
+  try {
+    Schedule::parse("1,1,0");
+    FAIL("expected an error");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()).find("active must be > 0") != std::string::npos);
+  }
+}
+
+TEST_CASE("transitions follow torch.profiler.profile's action map", "[schedule][common]") {
+  using A = ProfilerAction;
+  // Prepare always comes with (and before) start when entering a recording phase from NONE,
+  // even when warmup == 0: enabling without preparing segfaults in LibTorch.
+  auto t = wb::transition(A::None, A::Record);
+  CHECK((t.prepare && t.start && !t.stop));
+  t = wb::transition(A::None, A::Warmup);
+  CHECK((t.prepare && !t.start));
+  t = wb::transition(A::Warmup, A::Record);
+  CHECK((!t.prepare && t.start));
+  t = wb::transition(A::RecordAndSave, A::Record);  // back-to-back cycles
+  CHECK((t.stop && t.trace_ready && t.prepare && t.start));
+  t = wb::transition(A::RecordAndSave, A::None);
+  CHECK((t.stop && t.trace_ready && !t.start));
+  t = wb::transition(A::Record, A::None);           // Python stops without a result here
+  CHECK((t.warn_incorrect && t.stop && !t.trace_ready));
+  t = wb::transition(A::Record, A::Record);
+  CHECK((!t.prepare && !t.start && !t.stop));
+  auto e = wb::transition_on_exit(A::Record);       // loop ended mid-cycle: still saved
+  CHECK((e.stop && e.trace_ready));
+  e = wb::transition_on_exit(A::Warmup);
+  CHECK((e.start && e.stop && !e.trace_ready));
+  e = wb::transition_on_exit(A::None);
+  CHECK((!e.start && !e.stop));
+}
