@@ -1,1 +1,85 @@
-// placeholder: owned by another workstream, replaced when it lands
+#include "workbook/fs_util.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace wb {
+
+namespace {
+std::runtime_error sys_error(const std::string& what) {
+  return std::runtime_error(what + ": " + std::strerror(errno));
+}
+}  // namespace
+
+void write_file_atomic(const fs::path& path, std::string_view content) {
+  const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
+  int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) throw sys_error("cannot create a temp file in " + dir.string());
+  const char* p = content.data();
+  std::size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      auto err = sys_error("cannot write " + tmpl);
+      ::close(fd);
+      ::unlink(tmpl.c_str());
+      throw err;
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  ::fchmod(fd, 0644);
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    auto err = sys_error("cannot flush " + tmpl);
+    ::unlink(tmpl.c_str());
+    throw err;
+  }
+  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+    auto err = sys_error("cannot move " + tmpl + " to " + path.string());
+    ::unlink(tmpl.c_str());
+    throw err;
+  }
+}
+
+void prepare_output_dir(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw std::runtime_error("--out " + dir.string() + " exists and is not a directory");
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create --out " + dir.string() + ": " + ec.message());
+  const fs::path probe = dir / (".write-probe-" + std::to_string(::getpid()));
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) throw sys_error("--out " + dir.string() + " is not writable");
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+DirLock::DirLock(const fs::path& dir) {
+  const fs::path lock = dir / ".lock";
+  fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw sys_error("cannot open lock file " + lock.string());
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd_);
+    fd_ = -1;
+    throw std::runtime_error("another run is writing to " + dir.string() +
+                             " right now; wait for it or choose another --out");
+  }
+}
+
+DirLock::~DirLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+}
+
+}  // namespace wb

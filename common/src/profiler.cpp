@@ -1,1 +1,250 @@
-// placeholder
+#include "workbook/profiler.hpp"
+
+#include <ATen/record_function.h>
+#include <kineto/ActivityType.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
+#include <torch/cuda.h>
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+#include <stdexcept>
+#include <system_error>
+#include <unistd.h>
+
+#include "workbook/log.hpp"
+
+namespace wb {
+
+namespace tp = torch::autograd::profiler;
+namespace ti = torch::profiler::impl;
+
+bool cuda_available() { return torch::cuda::is_available(); }
+
+void synchronize_device() {
+  if (cuda_available()) torch::cuda::synchronize();
+}
+
+// ------------------------------------------------------------------ CycleResult
+void CycleResult::save_chrome_trace(const std::filesystem::path& path) {
+  if (saved_) throw std::logic_error("Kineto serializes a profiler result only once: " + path.string());
+  if (!raw) throw std::logic_error("no profiler result to save");
+  namespace fs = std::filesystem;
+  fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  fs::path tmp = dir / (path.filename().string() + ".partial-" + std::to_string(::getpid()));
+  raw->save(tmp.string());
+  std::error_code ec;
+  if (!fs::exists(tmp, ec) || fs::file_size(tmp, ec) == 0) {
+    fs::remove(tmp, ec);
+    throw std::runtime_error("Kineto wrote no trace to " + tmp.string());
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp);
+    throw std::runtime_error("cannot move the trace into place at " + path.string() + ": " + ec.message());
+  }
+  saved_ = true;
+}
+
+// ------------------------------------------------------------------ Profiler
+Profiler::Profiler(ProfilerOptions opts) : opts_(std::move(opts)) {
+  opts_.schedule.validate();
+  cuda_ = opts_.cuda && cuda_available();
+}
+
+Profiler::~Profiler() {
+  if (!running_) return;
+  try {
+    stop();
+  } catch (const std::exception& e) {
+    log::error(std::string("profiler stop failed: ") + e.what());
+  }
+}
+
+void Profiler::start() {
+  if (running_) throw std::logic_error("Profiler::start called twice");
+  running_ = true;
+  step_num_ = 0;
+  action_ = opts_.schedule(step_num_);
+  apply(transition(ProfilerAction::None, action_), ProfilerAction::None, action_);
+  open_step_scope();
+}
+
+void Profiler::step() {
+  if (!running_) throw std::logic_error("Profiler::step called outside start()/stop()");
+  close_step_scope();
+  const ProfilerAction prev = action_;
+  ++step_num_;
+  action_ = opts_.schedule(step_num_);
+  apply(transition(prev, action_), prev, action_);
+  open_step_scope();
+}
+
+void Profiler::stop() {
+  if (!running_) return;
+  close_step_scope();
+  apply(transition_on_exit(action_), action_, ProfilerAction::None);
+  running_ = false;
+}
+
+void Profiler::apply(const Transition& t, ProfilerAction prev, ProfilerAction next) {
+  if (t.warn_incorrect)
+    log::warn("Incorrect schedule: " + std::string(action_name(prev)) + " followed by " +
+              std::string(action_name(next)));
+  if (t.start_before_stop) {  // WARMUP -> NONE: Python starts and stops an empty trace
+    if (t.start) enable();
+    if (t.stop) disable_and_collect();
+    pending_.reset();
+    return;
+  }
+  if (t.stop) disable_and_collect();
+  if (t.trace_ready && pending_) {
+    results_.push_back(std::move(*pending_));
+    pending_.reset();
+    if (opts_.on_trace_ready) opts_.on_trace_ready(results_.back());
+  }
+  pending_.reset();  // a result without trace_ready (RECORD -> NONE) is dropped, as in Python
+  if (t.prepare) prepare();
+  if (t.start) enable();
+}
+
+namespace {
+ti::ProfilerConfig make_config(bool record_shapes) {
+  return ti::ProfilerConfig(ti::ProfilerState::KINETO, record_shapes, /*profile_memory=*/false,
+                            /*with_stack=*/false, /*with_flops=*/false, /*with_modules=*/false);
+}
+std::set<ti::ActivityType> make_activities(bool cuda) {
+  std::set<ti::ActivityType> a{ti::ActivityType::CPU};
+  if (cuda) a.insert(ti::ActivityType::CUDA);
+  return a;
+}
+}  // namespace
+
+void Profiler::prepare() {
+  tp::prepareProfiler(make_config(opts_.record_shapes), make_activities(cuda_));
+  prepared_ = true;
+}
+
+void Profiler::enable() {
+  if (!prepared_) prepare();  // never enable an unprepared Kineto (segfault)
+  tp::enableProfiler(make_config(opts_.record_shapes), make_activities(cuda_));
+  enabled_ = true;
+  cycle_first_step_ = step_num_;
+}
+
+void Profiler::disable_and_collect() {
+  if (!enabled_) return;
+  // Flush the GPU first, so the kernels of the last step are in the result.
+  if (cuda_) synchronize_device();
+  std::shared_ptr<tp::ProfilerResult> raw = tp::disableProfiler();
+  enabled_ = prepared_ = false;
+  pending_ = std::make_unique<CycleResult>();
+  pending_->cycle = static_cast<int>(results_.size());
+  pending_->first_step = cycle_first_step_;
+  pending_->last_step = last_closed_step_;
+  pending_->trace = trace_from_result(*raw);
+  pending_->raw = std::move(raw);
+}
+
+void Profiler::open_step_scope() {
+  step_name_ = "ProfilerStep#" + std::to_string(step_num_);
+  auto rf = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
+  if (rf->isActive()) {
+    rf->before(step_name_);
+    step_scope_ = std::move(rf);
+  }
+}
+
+void Profiler::close_step_scope() {
+  last_closed_step_ = step_num_;
+  if (step_scope_) step_scope_->end();
+  step_scope_.reset();
+}
+
+// ------------------------------------------------------------------ Annotation
+Annotation::Annotation(std::string name) : name_(std::move(name)) {
+  auto rf = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
+  if (rf->isActive()) {
+    rf->before(name_);
+    rf_ = std::move(rf);
+  }
+}
+
+Annotation::~Annotation() {
+  if (rf_) rf_->end();
+}
+
+// ------------------------------------------------------------------ result -> model
+namespace {
+Kind kind_of(uint8_t activity_type) {
+  using A = libkineto::ActivityType;
+  switch (static_cast<A>(activity_type)) {
+    case A::CPU_OP: return Kind::CpuOp;
+    case A::USER_ANNOTATION: return Kind::UserAnnotation;
+    case A::GPU_USER_ANNOTATION: return Kind::GpuUserAnnotation;
+    case A::GPU_MEMCPY: return Kind::Memcpy;
+    case A::GPU_MEMSET: return Kind::Memset;
+    case A::CONCURRENT_KERNEL: return Kind::Kernel;
+    case A::CUDA_RUNTIME: return Kind::Runtime;
+    case A::CUDA_DRIVER: return Kind::Driver;
+    case A::CPU_INSTANT_EVENT: return Kind::Instant;
+    default: return Kind::Other;
+  }
+}
+
+// Kineto keeps kernel launch parameters in the activity's metadata JSON (a fragment of
+// `"key": value` pairs). Best effort: a footprint we cannot parse is simply left out.
+void fill_kernel_info(Event& e, const std::string& metadata) {
+  if (metadata.empty()) return;
+  auto j = nlohmann::json::parse("{" + metadata + "}", nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return;
+  KernelInfo k;
+  auto num = [&](const char* key, auto& out) {
+    if (auto it = j.find(key); it != j.end() && it->is_number()) out = it->get<std::decay_t<decltype(out)>>();
+  };
+  auto dim3 = [&](const char* key, std::array<int, 3>& out) {
+    if (auto it = j.find(key); it != j.end() && it->is_array() && it->size() == 3)
+      for (int i = 0; i < 3; ++i)
+        if ((*it)[i].is_number_integer()) out[i] = (*it)[i].get<int>();
+  };
+  num("registers per thread", k.registers_per_thread);
+  num("shared memory", k.shared_memory);
+  num("blocks per SM", k.blocks_per_sm);
+  num("warps per SM", k.warps_per_sm);
+  dim3("grid", k.grid);
+  dim3("block", k.block);
+  if (k.registers_per_thread >= 0 || k.grid[0] > 0) e.kernel = k;
+  num("bytes", e.bytes);
+}
+}  // namespace
+
+Trace trace_from_result(const tp::ProfilerResult& result) {
+  Trace t;
+  t.source = "<profiler result>";
+  t.base_ns = static_cast<int64_t>(result.trace_start_ns());
+  t.events.reserve(result.events().size());
+  for (const auto& ke : result.events()) {
+    Event e;
+    e.name = ke.name();
+    e.kind = kind_of(ke.activityType());
+    e.category = std::string(kind_name(e.kind));
+    e.start_ns = static_cast<int64_t>(ke.startNs()) - t.base_ns;
+    e.dur_ns = static_cast<int64_t>(ke.durationNs());
+    e.is_async = ke.isAsync();
+    e.id = static_cast<int64_t>(ke.correlationId());
+    e.linked_id = static_cast<int64_t>(ke.linkedCorrelationId());
+    if (e.on_device()) {
+      e.pid = ke.deviceIndex();
+      e.tid = ke.deviceResourceId();
+      if (e.kind != Kind::GpuUserAnnotation) fill_kernel_info(e, ke.metadataJson());
+      if (e.kind != Kind::Kernel) e.kernel.reset();
+    } else {
+      e.pid = ::getpid();
+      e.tid = static_cast<int64_t>(ke.startThreadId());
+    }
+    t.events.push_back(std::move(e));
+  }
+  return t;
+}
+
+}  // namespace wb

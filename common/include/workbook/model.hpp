@@ -61,6 +61,7 @@ class TraceModel {
   std::vector<CpuLane> cpu_lanes_;
   std::vector<GpuLane> gpu_lanes_;
   std::vector<StepWindow> steps_;
+  std::vector<std::size_t> steps_by_start_;  // indices into steps_, by start (step_at)
   std::vector<std::optional<EventIdx>> parent_;
   std::vector<std::vector<EventIdx>> children_;
   std::vector<std::optional<EventIdx>> launcher_;

@@ -30,6 +30,13 @@ struct ReadOptions {
   int64_t max_events = 50'000'000;
 };
 
+// Time: ts/dur (us, 3 decimals) become whole ns, rounded. start_ns == 0 is the earliest kept
+// event and Trace::base_ns its absolute time (baseTimeNanoseconds + earliest ts; old traces
+// with absolute ts and no baseTimeNanoseconds give the same numbers).
+// Kept: ph "X" and "i"/"I"; metadata, flow and counter events are skipped.
+// Strict (TraceError): broken JSON, missing/mistyped ph/ts/dur, limits. Lenient (defaults):
+// name, cat, pid/tid and everything in args. Details: trace_reader.cpp.
+//
 // Reads a trace file (.json or .json.gz, detected by magic bytes, not by name).
 Trace read_trace(const std::filesystem::path& path, const ReadOptions& opts = {});
 // Parses a trace already in memory. `source` names it in errors.

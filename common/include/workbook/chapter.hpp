@@ -1,0 +1,105 @@
+// What every chapter program shares: its flags, their validation (before any work), device and
+// dtype selection, the profiled loop, and the outputs (table.txt, trace.json, timeline.svg,
+// lessons) written atomically into --out.
+//
+// A chapter's main.cpp stays short:
+//
+//   int main(int argc, char** argv) {
+//     wb::Chapter ch{"01_cold_64", "Cold 64x64: reading the table and the trace"};
+//     return ch.main(argc, argv, [&](wb::Run& run) {
+//       auto x = torch::randn({run.size, run.size}, run.options());
+//       ...
+//       auto cycle = run.profile([&] { wb::Annotation a("matmul_add"); ... });
+//       run.report(cycle);
+//       return 0;
+//     });
+//   }
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "workbook/profiler.hpp"
+#include "workbook/schedule.hpp"
+
+namespace wb {
+
+// A bad flag or an impossible request: printed with the flag's name, exit code 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct ChapterConfig {
+  int64_t size = 64;
+  std::string dtype = "auto";      // auto | bf16 | fp16 | fp32
+  std::string device = "auto";     // auto | cpu | cuda
+  std::string schedule = "1,1,3,1";
+  std::filesystem::path out;       // default: out/<chapter name>
+  std::string sort_by = "";        // default: cuda_time_total on GPU, cpu_time_total on CPU
+  int row_limit = 15;
+  bool quiet = false;              // print less (tests, scripts)
+};
+
+class Run;
+
+class Chapter {
+ public:
+  Chapter(std::string name, std::string title);
+
+  const std::string& name() const { return name_; }
+  ChapterConfig& defaults() { return cfg_; }
+  // The CLI11 app, so a chapter can add its own flags before main() parses.
+  CLI::App& app() { return app_; }
+
+  // Parses and validates flags (exit 2 on error, 0 for --help), prepares --out, picks the
+  // device, then runs `body`. Errors thrown by `body` are reported cleanly (exit 1).
+  int main(int argc, char** argv, const std::function<int(Run&)>& body);
+
+ private:
+  std::string name_, title_;
+  ChapterConfig cfg_;
+  CLI::App app_;
+};
+
+class Run {
+ public:
+  Run(const Chapter& ch, ChapterConfig cfg);
+
+  const ChapterConfig& config() const { return cfg_; }
+  int64_t size() const { return cfg_.size; }
+  bool on_cuda() const { return device_.is_cuda(); }
+  torch::Device device() const { return device_; }
+  torch::ScalarType dtype() const { return dtype_; }
+  std::string dtype_name() const;
+  int dtype_bytes() const;
+  torch::TensorOptions options() const { return torch::TensorOptions().device(device_).dtype(dtype_); }
+  const Schedule& schedule() const { return schedule_; }
+  const std::filesystem::path& out() const { return cfg_.out; }
+
+  // Runs `step` schedule.total_steps() times under the profiler (one ProfilerStep each) and
+  // returns the last cycle's result. repeat=0 schedules run one cycle.
+  CycleResult profile(const std::function<void()>& step);
+
+  // Writes table.txt and trace.json into --out and prints the table and where to look.
+  // Returns the trace as read back from disk (with kernel footprints) for lesson checks.
+  void write_outputs(CycleResult& cycle);
+
+  // For text that is part of the lesson (stdout); silenced by --quiet.
+  void say(const std::string& text) const;
+
+ private:
+  const Chapter& ch_;
+  ChapterConfig cfg_;
+  Schedule schedule_;
+  torch::Device device_{torch::kCPU};
+  torch::ScalarType dtype_ = torch::kFloat;
+};
+
+}  // namespace wb

@@ -1,0 +1,31 @@
+// Files written so that nothing is ever lost or half-written.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+namespace wb {
+
+// Writes `content` to a temp file next to `path`, flushes it, then renames it into place:
+// readers see the old file or the new one, never a torn one. Throws std::runtime_error.
+void write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+// Creates `dir` (and parents) if needed and proves it is writable by creating and removing a
+// probe file -- before any profiling starts. Throws std::runtime_error with the reason
+// ("not a directory", "permission denied", ...).
+void prepare_output_dir(const std::filesystem::path& dir);
+
+// An exclusive lock on an output folder (flock on DIR/.lock), so two runs writing the same
+// --out fail clearly instead of interleaving files. Released by the destructor (or process exit).
+class DirLock {
+ public:
+  explicit DirLock(const std::filesystem::path& dir);  // throws std::runtime_error if held
+  ~DirLock();
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace wb

@@ -1,0 +1,335 @@
+#include "workbook/compare.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "workbook/peaks.hpp"
+#include "workbook/trace_reader.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace wb {
+
+namespace {
+
+constexpr std::uintmax_t kMaxTextBytes = 64u << 20;  // tables and lessons.json are small
+
+std::string read_text(const fs::path& p) {
+  std::error_code ec;
+  const auto size = fs::file_size(p, ec);
+  if (ec) throw CompareError(fmt::format("{}: cannot read: {}", p.string(), ec.message()));
+  if (size > kMaxTextBytes)
+    throw CompareError(fmt::format("{}: {} bytes is too large for this file", p.string(), size));
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw CompareError(fmt::format("{}: cannot open", p.string()));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string trim(std::string_view s) {
+  const auto b = s.find_first_not_of(' ');
+  if (b == std::string_view::npos) return "";
+  const auto e = s.find_last_not_of(" \r");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+bool is_separator(std::string_view line) {
+  return !line.empty() && line[0] == '-' && line.find_first_not_of("- \r") == std::string_view::npos;
+}
+
+// One side of the comparison: its lessons (judged by the chapter spec) and table.
+struct Side {
+  std::optional<LessonsReport> lessons;
+  std::optional<std::vector<TableLine>> table;
+  std::optional<Trace> trace;
+};
+
+// Loads a folder the way a chapter writes it. `who` names the side in messages.
+Side load_side(const fs::path& dir, const std::string& chapter, const FactOptions& defaults,
+               const std::string& who) {
+  Side s;
+  if (!fs::is_directory(dir))
+    throw CompareError(fmt::format("{}: {} folder does not exist", dir.string(), who));
+  const fs::path trace_file = find_trace_file(dir);
+  const fs::path lessons_file = dir / "lessons.json";
+  const fs::path table_file = dir / "table.txt";
+  if (trace_file.empty() && !fs::exists(lessons_file) && !fs::exists(table_file))
+    throw CompareError(fmt::format("{}: {} has no trace.json[.gz], lessons.json or table.txt",
+                                   dir.string(), who));
+  std::optional<LessonsReport> recorded;
+  if (fs::exists(lessons_file)) {
+    try {
+      recorded = lessons_from_json(json::parse(read_text(lessons_file)));
+    } catch (const std::exception& e) {  // json::parse_error or a report missing fields
+      throw CompareError(fmt::format("{}: {} lessons.json is corrupt: {}", lessons_file.string(),
+                                     who, e.what()));
+    }
+  }
+  if (!trace_file.empty()) {
+    try {
+      s.trace = read_trace(trace_file);
+    } catch (const TraceError& e) {
+      throw CompareError(fmt::format("{} trace is unreadable: {}", who, e.what()));
+    }
+    // Judge both sides with today's spec, on the problem size the run recorded.
+    const LessonSpec* spec = find_lesson_spec(chapter);
+    if (spec) {
+      FactOptions o = recorded ? recorded->options : defaults;
+      if (defaults.problem.n > 0 && !recorded) o.problem = defaults.problem;
+      const TraceModel m(*s.trace);
+      s.lessons = check_lessons(m, *spec, o);
+    }
+  }
+  if (!s.lessons && recorded) s.lessons = std::move(recorded);
+  if (fs::exists(table_file)) s.table = parse_table_calls(read_text(table_file), table_file.string());
+  return s;
+}
+
+std::string_view mark(Status s) {
+  switch (s) {
+    case Status::Pass: return "PASS";
+    case Status::Fail: return "FAIL";
+    case Status::NotApplicable: return "n/a";
+  }
+  return "n/a";
+}
+
+std::string join_names(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string calls_text(int64_t c) { return c < 0 ? "-" : std::to_string(c); }
+
+std::string row_state(const TableDiffRow& t) {
+  if (t.learner_calls < 0) return "only in reference";
+  if (t.reference_calls < 0) return "only in yours";
+  return t.same() ? "ok" : "calls differ";
+}
+
+}  // namespace
+
+std::vector<TableLine> parse_table_calls(std::string_view text, const std::string& source) {
+  std::vector<std::string_view> lines;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    lines.push_back(text.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  // Layout: separator, header, separator, rows..., separator, footers. The name column is the
+  // first dash run; every other cell is one word ("12.345us", "0.00%", "3"). Header cells may
+  // overflow their dashes ("CUDA time avg" is 13 wide in a 12 column, in Python too), so the
+  // header is split on runs of 2+ spaces rather than by position.
+  size_t sep = 0;
+  while (sep < lines.size() && !is_separator(lines[sep])) ++sep;
+  if (sep + 2 >= lines.size() || !is_separator(lines[sep + 2]))
+    throw CompareError(fmt::format("{}: not a profiler table (no dashed header block)", source));
+  const size_t name_width = lines[sep].find("  ");
+  auto words = [](std::string_view s, bool two_spaces) {
+    std::vector<std::string> out;
+    size_t i = 0;
+    while (i < s.size()) {
+      while (i < s.size() && (s[i] == ' ' || s[i] == '\r')) ++i;
+      if (i >= s.size()) break;
+      size_t j = i;
+      while (j < s.size() && s[j] != '\r' &&
+             !(s[j] == ' ' && (!two_spaces || (j + 1 < s.size() && s[j + 1] == ' '))))
+        ++j;
+      out.emplace_back(s.substr(i, j - i));
+      i = j;
+    }
+    return out;
+  };
+  const std::vector<std::string> header = words(lines[sep + 1], true);
+  const auto calls_it = std::find(header.begin(), header.end(), "# of Calls");
+  if (header.empty() || header.front() != "Name" || calls_it == header.end() ||
+      name_width == std::string_view::npos)
+    throw CompareError(fmt::format("{}: table header lacks 'Name' or '# of Calls'", source));
+  const size_t calls_col = static_cast<size_t>(calls_it - header.begin()) - 1;  // after Name
+  std::vector<TableLine> rows;
+  for (size_t i = sep + 3; i < lines.size() && !is_separator(lines[i]); ++i) {
+    const std::string_view line = lines[i];
+    if (trim(line).empty()) continue;
+    const std::vector<std::string> cells =
+        words(line.size() > name_width ? line.substr(name_width) : std::string_view{}, false);
+    if (cells.size() != header.size() - 1)
+      throw CompareError(fmt::format("{}: line {} has {} cells after the name, the header {}",
+                                     source, i + 1, cells.size(), header.size() - 1));
+    TableLine row{trim(line.substr(0, name_width)), 0};
+    const std::string& calls = cells[calls_col];
+    const auto res = std::from_chars(calls.data(), calls.data() + calls.size(), row.calls);
+    if (res.ec != std::errc() || res.ptr != calls.data() + calls.size())
+      throw CompareError(fmt::format("{}: line {}: '# of Calls' is '{}', not a number", source,
+                                     i + 1, calls));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+int CompareReport::lessons_agree() const {
+  return static_cast<int>(std::count_if(lessons.begin(), lessons.end(),
+                                        [](const LessonDiffRow& l) { return l.agree(); }));
+}
+int CompareReport::table_same() const {
+  return static_cast<int>(std::count_if(table.begin(), table.end(),
+                                        [](const TableDiffRow& t) { return t.same(); }));
+}
+bool CompareReport::ok() const {
+  return lessons_agree() == static_cast<int>(lessons.size()) &&
+         table_same() == static_cast<int>(table.size());
+}
+
+std::string detect_platform(const Trace& t) {
+  if (!t.devices.empty()) return platform_key(t.devices.front().name);
+  return t.has_device_activity() ? "unknown-gpu" : "cpu";
+}
+
+fs::path find_trace_file(const fs::path& dir) {
+  for (const char* name : {"trace.json", "trace.json.gz"})
+    if (fs::is_regular_file(dir / name)) return dir / name;
+  return {};
+}
+
+CompareReport compare_run(const fs::path& run_dir, const CompareOptions& o) {
+  if (o.chapter.empty()) throw CompareError("compare: no chapter given");
+  CompareReport r;
+  r.chapter = o.chapter;
+  r.run_dir = run_dir;
+  Side mine = load_side(run_dir, o.chapter, o.facts, "your run's");
+
+  if (!o.platform.empty()) {
+    r.platform = o.platform;
+    r.platform_reason = "chosen by you";
+  } else if (mine.trace) {
+    r.platform = detect_platform(*mine.trace);
+    r.platform_reason = mine.trace->devices.empty()
+                            ? (r.platform == "cpu" ? "from the trace: no GPU activity"
+                                                   : "from the trace: GPU without deviceProperties")
+                            : "from the trace: " + mine.trace->devices.front().name;
+  } else {
+    throw CompareError(fmt::format("{}: no trace.json to tell the platform from; name one "
+                                   "(e.g. h200, cpu)", run_dir.string()));
+  }
+  r.expected_dir = o.expected_root / r.platform / o.chapter;
+  if (!fs::is_directory(r.expected_dir)) {
+    std::vector<std::string> have;
+    std::error_code ec;
+    for (const auto& d : fs::directory_iterator(o.expected_root, ec))
+      if (d.is_directory()) have.push_back(d.path().filename().string());
+    std::sort(have.begin(), have.end());
+    throw CompareError(fmt::format(
+        "no reference output for platform '{}' ({}) and chapter '{}': {} does not exist "
+        "(platforms recorded: {})", r.platform, r.platform_reason, o.chapter,
+        r.expected_dir.string(), have.empty() ? "none" : join_names(have)));
+  }
+  Side ref = load_side(r.expected_dir, o.chapter, o.facts, "the reference");
+
+  // Lessons, matched by position within each fact id (a spec may judge a fact twice).
+  if (mine.lessons && ref.lessons) {
+    std::vector<bool> used(ref.lessons->facts.size(), false);
+    for (const auto& f : mine.lessons->facts) {
+      LessonDiffRow row{f.id, f.title, f.pattern.text, f.value, "(not in reference)",
+                        f.status, Status::NotApplicable};
+      for (size_t i = 0; i < ref.lessons->facts.size(); ++i) {
+        const Fact& g = ref.lessons->facts[i];
+        if (used[i] || g.id != f.id) continue;
+        used[i] = true;
+        row.reference_value = g.value;
+        row.reference = g.status;
+        break;
+      }
+      r.lessons.push_back(std::move(row));
+    }
+    for (size_t i = 0; i < ref.lessons->facts.size(); ++i)
+      if (!used[i]) {
+        const Fact& g = ref.lessons->facts[i];
+        r.lessons.push_back({g.id, g.title, g.pattern.text, "(not in your run)", g.value,
+                             Status::NotApplicable, g.status});
+      }
+  } else {
+    r.notes.push_back(mine.lessons ? "the reference has no lessons (no trace, no lessons.json)"
+                                   : "your run has no lessons (no trace, no lessons.json, or an "
+                                     "unknown chapter)");
+  }
+
+  // Table: names and call counts; rows with the same name pair up in order.
+  if (mine.table && ref.table) {
+    std::vector<bool> used(mine.table->size(), false);
+    for (const auto& want : *ref.table) {
+      TableDiffRow row{want.name, -1, want.calls};
+      for (size_t i = 0; i < mine.table->size(); ++i)
+        if (!used[i] && (*mine.table)[i].name == want.name) {
+          used[i] = true;
+          row.learner_calls = (*mine.table)[i].calls;
+          break;
+        }
+      r.table.push_back(row);
+    }
+    for (size_t i = 0; i < mine.table->size(); ++i)
+      if (!used[i]) r.table.push_back({(*mine.table)[i].name, (*mine.table)[i].calls, -1});
+  } else {
+    r.notes.push_back(mine.table ? "the reference has no table.txt" : "your run has no table.txt");
+  }
+  return r;
+}
+
+std::string render_compare(const CompareReport& r, Format f) {
+  if (f == Format::Json) {
+    json lessons = json::array(), table = json::array();
+    for (const auto& l : r.lessons)
+      lessons.push_back({{"fact", l.fact}, {"title", l.title}, {"pattern", l.pattern},
+                         {"yours", {{"value", l.learner_value}, {"status", status_name(l.learner)}}},
+                         {"reference", {{"value", l.reference_value},
+                                        {"status", status_name(l.reference)}}},
+                         {"agree", l.agree()}});
+    for (const auto& t : r.table)
+      table.push_back({{"name", t.name}, {"yours", t.learner_calls},
+                       {"reference", t.reference_calls}, {"state", row_state(t)}});
+    return json{{"chapter", r.chapter}, {"platform", r.platform},
+                {"platform_reason", r.platform_reason}, {"run_dir", r.run_dir.string()},
+                {"expected_dir", r.expected_dir.string()}, {"lessons", lessons},
+                {"table", table}, {"notes", r.notes}, {"ok", r.ok()}}
+               .dump(2) + "\n";
+  }
+  const bool md = f == Format::Markdown;
+  std::string out;
+  const std::string head = fmt::format("Compare {} with {} (platform {}, {})", r.run_dir.string(),
+                                       r.expected_dir.string(), r.platform, r.platform_reason);
+  out += md ? "# " + head + "\n\n## Lessons\n\n| Lesson | Yours | Reference | Same verdict |\n|---|---|---|---|\n"
+            : head + "\n\nLessons (yours vs reference; each judged by the chapter's pattern):\n";
+  for (const auto& l : r.lessons) {
+    if (md) {
+      out += fmt::format("| {} | {} {} | {} {} | {} |\n", l.title, mark(l.learner), l.learner_value,
+                         mark(l.reference), l.reference_value, l.agree() ? "yes" : "**no**");
+    } else {
+      out += fmt::format("  [{}] {}\n      expected:  {}\n      yours:     {:<4}  {}\n"
+                         "      reference: {:<4}  {}\n",
+                         l.agree() ? "same" : "DIFF", l.title, l.pattern, mark(l.learner),
+                         l.learner_value, mark(l.reference), l.reference_value);
+    }
+  }
+  out += md ? "\n## Table (times masked)\n\n| Name | Yours | Reference | |\n|---|---:|---:|---|\n"
+            : "\nTable (times masked: names and # of Calls):\n";
+  if (!md) out += fmt::format("  {:<56} {:>6} {:>10}\n", "Name", "yours", "reference");
+  for (const auto& t : r.table)
+    out += md ? fmt::format("| `{}` | {} | {} | {} |\n", t.name, calls_text(t.learner_calls),
+                            calls_text(t.reference_calls), row_state(t))
+              : fmt::format("  {:<56} {:>6} {:>10}  {}\n", t.name, calls_text(t.learner_calls),
+                            calls_text(t.reference_calls), row_state(t));
+  for (const auto& n : r.notes) out += (md ? "\n> " : "\nnote: ") + n + "\n";
+  out += fmt::format("\n{}lessons: {}/{} with the same verdict; table: {}/{} rows match\n",
+                     md ? "**Summary:** " : "Summary: ", r.lessons_agree(), r.lessons.size(),
+                     r.table_same(), r.table.size());
+  return out;
+}
+
+}  // namespace wb

@@ -1,0 +1,209 @@
+// compare: a run folder against expected_output/<platform>/<chapter>/, with times masked.
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "lessons_fixtures.hpp"
+#include "workbook/compare.hpp"
+#include "workbook/table.hpp"
+#include "workbook/trace_reader.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+namespace fs = std::filesystem;
+using wb::Status;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() / ("wb_compare_" + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+// What a chapter writes: trace, table and lessons, from one of the fixtures.
+void write_run(const fs::path& dir, const std::string& fixture, const std::string& chapter,
+               wb::Problem problem) {
+  fs::create_directories(dir);
+  const fs::path src = fixtures::data_dir() / fixture;
+  const bool gz = fixture.size() > 3 && fixture.substr(fixture.size() - 3) == ".gz";
+  fs::copy_file(src, dir / (gz ? "trace.json.gz" : "trace.json"), fs::copy_options::overwrite_existing);
+  const wb::Trace t = wb::read_trace(src);
+  wb::TableOptions topts;
+  topts.sort_by = "cuda_time_total";
+  topts.row_limit = 15;
+  write(dir / "table.txt", wb::key_averages_table(t, topts));
+  const wb::TraceModel m(t);
+  wb::FactOptions o;
+  o.problem = problem;
+  write(dir / "lessons.json",
+        wb::render_lessons(wb::check_lessons(m, *wb::find_lesson_spec(chapter), o), wb::Format::Json));
+}
+
+}  // namespace
+
+TEST_CASE("parse_table_calls reads names and # of Calls from Python's table") {
+  const auto rows = wb::parse_table_calls(slurp(fixtures::data_dir() / "py_cpu_64_table.txt"), "py");
+  REQUIRE(rows.size() == 6);
+  CHECK(rows[0].name == "ProfilerStep*");
+  CHECK(rows[0].calls == 3);
+  CHECK(rows[5].name == "aten::resolve_conj");
+  CHECK(rows[5].calls == 9);
+}
+
+TEST_CASE("parse_table_calls rejects what is not a table") {
+  CHECK_THROWS_WITH(wb::parse_table_calls("hello\nworld\n", "x.txt"), ContainsSubstring("x.txt: not a profiler table"));
+  std::string text = slurp(fixtures::data_dir() / "py_cpu_64_table.txt");
+  text.replace(text.find("           3  \n"), 15, "         three\n");
+  CHECK_THROWS_WITH(wb::parse_table_calls(text, "t.txt"), ContainsSubstring("not a number"));
+}
+
+TEST_CASE("a run that matches the reference") {
+  TempDir tmp;
+  write_run(tmp.path / "run", "h200_64_cold.json", "01_cold_64", {64, 1, 2});
+  write_run(tmp.path / "expected" / "h200" / "01_cold_64", "h200_64_cold.json", "01_cold_64", {64, 1, 2});
+  wb::CompareOptions o;
+  o.chapter = "01_cold_64";
+  o.expected_root = tmp.path / "expected";
+  const wb::CompareReport r = wb::compare_run(tmp.path / "run", o);
+  CHECK(r.platform == "h200");
+  CHECK_THAT(r.platform_reason, ContainsSubstring("NVIDIA H200"));
+  CHECK(r.lessons.size() == wb::find_lesson_spec("01_cold_64")->expect.size());
+  CHECK(r.table.size() > 5);
+  CHECK(r.notes.empty());
+  CHECK(r.ok());
+  for (const auto& l : r.lessons) CHECK(l.learner == Status::Pass);
+
+  const std::string text = wb::render_compare(r, wb::Format::Text);
+  CHECK_THAT(text, ContainsSubstring("[same] Overhead-bound vs compute-bound"));
+  CHECK_THAT(text, ContainsSubstring("aten::mm"));
+  const std::string md = wb::render_compare(r, wb::Format::Markdown);
+  CHECK_THAT(md, ContainsSubstring("| Lesson | Yours | Reference | Same verdict |"));
+  CHECK(nlohmann::json::parse(wb::render_compare(r, wb::Format::Json))["ok"] == true);
+}
+
+TEST_CASE("a run that differs: lessons and table rows are flagged") {
+  TempDir tmp;
+  write_run(tmp.path / "run", "h200_64_cold.json", "01_cold_64", {64, 1, 2});
+  // Reference: a 4096 trace under chapter 01 (not overhead-bound), and a doctored table.
+  const fs::path ref = tmp.path / "expected" / "h200" / "01_cold_64";
+  write_run(ref, "h200_4096_warm.json.gz", "01_cold_64", {64, 1, 2});
+  wb::CompareOptions o;
+  o.chapter = "01_cold_64";
+  o.expected_root = tmp.path / "expected";
+  const wb::CompareReport r = wb::compare_run(tmp.path / "run", o);
+  CHECK_FALSE(r.ok());
+  bool overhead_differs = false;
+  for (const auto& l : r.lessons)
+    if (l.fact == "overhead_bound") overhead_differs = l.learner == Status::Pass && l.reference == Status::Fail;
+  CHECK(overhead_differs);
+  // The 4096 table has a Memset row the 64 run lacks.
+  bool memset_only_ref = false;
+  for (const auto& t : r.table)
+    if (t.name == "Memset (Device)") memset_only_ref = t.learner_calls < 0 && t.reference_calls == 3;
+  CHECK(memset_only_ref);
+  CHECK_THAT(wb::render_compare(r, wb::Format::Text), ContainsSubstring("only in reference"));
+}
+
+TEST_CASE("a call count that differs is flagged, times are ignored") {
+  TempDir tmp;
+  write_run(tmp.path / "run", "h200_64_cold.json", "01_cold_64", {64, 1, 2});
+  const fs::path ref = tmp.path / "expected" / "h200" / "01_cold_64";
+  write_run(ref, "h200_64_cold.json", "01_cold_64", {64, 1, 2});
+  // Same names, other times: still the same. One call count changed: flagged.
+  std::string table = slurp(ref / "table.txt");
+  const auto pos = table.find("aten::mm");
+  REQUIRE(pos != std::string::npos);
+  const auto eol = table.find('\n', pos);
+  table.replace(eol - 3, 1, "4");  // "# of Calls" 3 -> 4 (cells end with two spaces)
+  write(ref / "table.txt", table);
+  wb::CompareOptions o;
+  o.chapter = "01_cold_64";
+  o.expected_root = tmp.path / "expected";
+  const wb::CompareReport r = wb::compare_run(tmp.path / "run", o);
+  int differ = 0;
+  for (const auto& t : r.table)
+    if (!t.same()) {
+      ++differ;
+      CHECK(t.name == "aten::mm");
+      CHECK(t.learner_calls == 3);
+      CHECK(t.reference_calls == 4);
+    }
+  CHECK(differ == 1);
+  CHECK(r.lessons_agree() == static_cast<int>(r.lessons.size()));
+}
+
+TEST_CASE("missing or corrupt reference output gives a clear error") {
+  TempDir tmp;
+  write_run(tmp.path / "run", "h200_64_cold.json", "01_cold_64", {64, 1, 2});
+  fs::create_directories(tmp.path / "expected" / "cpu");
+  wb::CompareOptions o;
+  o.chapter = "01_cold_64";
+  o.expected_root = tmp.path / "expected";
+  CHECK_THROWS_WITH(wb::compare_run(tmp.path / "run", o),
+                    ContainsSubstring("no reference output for platform 'h200'") &&
+                        ContainsSubstring("platforms recorded: cpu"));
+
+  const fs::path ref = tmp.path / "expected" / "h200" / "01_cold_64";
+  fs::create_directories(ref);
+  CHECK_THROWS_WITH(wb::compare_run(tmp.path / "run", o), ContainsSubstring("has no trace.json"));
+
+  write(ref / "trace.json", "{\"traceEvents\": [");
+  CHECK_THROWS_AS(wb::compare_run(tmp.path / "run", o), wb::CompareError);
+  CHECK_THROWS_WITH(wb::compare_run(tmp.path / "run", o), ContainsSubstring("unreadable"));
+
+  fs::remove(ref / "trace.json");
+  write(ref / "lessons.json", "{ not json");
+  CHECK_THROWS_WITH(wb::compare_run(tmp.path / "run", o), ContainsSubstring("lessons.json is corrupt"));
+
+  CHECK_THROWS_WITH(wb::compare_run(tmp.path / "nope", o), ContainsSubstring("does not exist"));
+}
+
+TEST_CASE("platform: detected from the trace, or chosen by the caller") {
+  CHECK(wb::detect_platform(wb::read_trace(fixtures::data_dir() / "py_cpu_64.json")) == "cpu");
+  CHECK(wb::detect_platform(wb::read_trace(fixtures::data_dir() / "a100_64_cold.json")) == "a100");
+
+  TempDir tmp;
+  // A CPU run compared with a CPU reference that has only a lessons.json and a table.
+  const fs::path run = tmp.path / "run";
+  fs::create_directories(run);
+  fs::copy_file(fixtures::data_dir() / "py_cpu_64.json", run / "trace.json");
+  fs::copy_file(fixtures::data_dir() / "py_cpu_64_table.txt", run / "table.txt");
+  const fs::path ref = tmp.path / "expected" / "cpu" / "01_cold_64";
+  fs::create_directories(ref);
+  fs::copy_file(fixtures::data_dir() / "py_cpu_64_table.txt", ref / "table.txt");
+  {
+    const wb::Trace t = wb::read_trace(run / "trace.json");
+    const wb::TraceModel m(t);
+    write(ref / "lessons.json", wb::render_lessons(wb::check_lessons(m, *wb::find_lesson_spec("01_cold_64"), {}),
+                                                   wb::Format::Json));
+  }
+  wb::CompareOptions o;
+  o.chapter = "01_cold_64";
+  o.expected_root = tmp.path / "expected";
+  const wb::CompareReport r = wb::compare_run(run, o);
+  CHECK(r.platform == "cpu");
+  CHECK(r.ok());
+
+  o.platform = "h200";  // an override that has no reference here
+  CHECK_THROWS_WITH(wb::compare_run(run, o), ContainsSubstring("chosen by you"));
+}

@@ -1,0 +1,419 @@
+// Lesson facts and chapter specs: each fact on synthetic traces where its pattern holds and
+// where it fails, CPU-only traces (GPU facts -> not applicable), and every chapter's spec on a
+// trace shaped like the H200 run it describes, plus a trace it must reject.
+// Assertions are on relationships and statuses, never on absolute times.
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <filesystem>
+
+#include "lessons_fixtures.hpp"
+#include "workbook/lessons.hpp"
+#include "workbook/peaks.hpp"
+#include "workbook/trace_reader.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using fixtures::Scenario;
+using wb::Status;
+
+namespace {
+
+wb::Fact fact(const wb::Trace& t, std::string_view id, const wb::FactOptions& o = {}) {
+  const wb::TraceModel m(t);
+  return wb::compute_fact(id, m, o);
+}
+
+wb::Trace fixture(const std::string& name) { return wb::read_trace(fixtures::data_dir() / name); }
+
+wb::LessonsReport chapter(const wb::Trace& t, const std::string& ch, wb::Problem p = {}) {
+  const wb::TraceModel m(t);
+  wb::FactOptions o;
+  o.problem = p;
+  return wb::check_lessons(m, *wb::find_lesson_spec(ch), o);
+}
+
+const wb::Fact& find(const wb::LessonsReport& r, std::string_view id) {
+  for (const auto& f : r.facts)
+    if (f.id == id) return f;
+  FAIL("no fact " << id << " in the report");
+  throw;  // unreachable
+}
+
+// A 4096-like run: long GEMMs that queue up behind each other.
+Scenario compute_bound() {
+  Scenario s;
+  s.steps = {{200, 17, 170, 23}, {90, 1.3, 170, 23}, {70, 1.5, 170, 23}};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("CPU-only trace: GPU facts are not applicable, with a reason") {
+  const wb::Trace t = fixture("py_cpu_64.json");
+  for (const char* id : {"overhead_bound", "launch_path", "copies_next_to_launch", "kernel_footprint",
+                         "launch_latency", "end_sync", "kernel_durations", "throughput"}) {
+    const wb::Fact f = fact(t, id, {"matmul_add", {64, 1, 2}, 1.5});
+    INFO(id);
+    CHECK(f.status == Status::NotApplicable);
+    CHECK_FALSE(f.measured);
+    CHECK_THAT(f.verdict, ContainsSubstring("CPU-only"));
+  }
+  // CPU facts still measure.
+  CHECK(fact(t, "step_widths").measured);
+  CHECK(fact(t, "dead_window").measured);
+  CHECK(fact(t, "dispatch_chain").measured);
+}
+
+TEST_CASE("overhead_bound: tiny kernels pass, long kernels fail") {
+  const wb::Fact tiny = fact(fixtures::make_trace({}), "overhead_bound");
+  CHECK(tiny.status == Status::Pass);
+  CHECK(tiny.data["cuda_cpu_ratio"].get<double>() < 0.1);
+  CHECK(tiny.data["gpu_busy_fraction"].get<double>() < 0.5);
+
+  const wb::Fact heavy = fact(fixtures::make_trace(compute_bound()), "overhead_bound");
+  CHECK(heavy.status == Status::Fail);
+  CHECK(heavy.data["cuda_cpu_ratio"].get<double>() > 0.5);
+  CHECK(heavy.data["gpu_busy_fraction"].get<double>() > 0.5);
+  // Self CUDA counts kernels only (no GPU-side annotation): 3 x (170 + 23) us.
+  CHECK(heavy.data["self_cuda_total_us"].get<double>() == 579.0);
+}
+
+TEST_CASE("step_widths: the first step's width against the others") {
+  Scenario cold;  // 200 / 70 / 60
+  const wb::Fact f = fact(fixtures::make_trace(cold), "step_widths");
+  CHECK(f.status == Status::Pass);
+  CHECK(f.data["first_is_widest"] == true);
+  CHECK(f.data["steps"].size() == 3);
+
+  Scenario even;
+  even.steps = {{60, 1}, {70, 1}, {65, 1}};
+  const wb::Fact g = fact(fixtures::make_trace(even), "step_widths");
+  CHECK(g.status == Status::Fail);
+  CHECK(g.data["first_is_widest"] == false);
+
+  Scenario one;
+  one.steps = {{60, 1}};
+  CHECK(fact(fixtures::make_trace(one), "step_widths").status == Status::NotApplicable);
+}
+
+TEST_CASE("dead_window: the first step's gap before its first op") {
+  const wb::Fact f = fact(fixtures::make_trace({}), "dead_window");  // gaps 20 / 1.5 / 1
+  CHECK(f.status == Status::Pass);
+  CHECK(f.data["gaps"][0]["first_child"] == "aten::matmul");
+  CHECK(f.data["first_gap_us"].get<double>() > f.data["median_later_gap_us"].get<double>());
+
+  Scenario flat;
+  flat.steps = {{60, 1}, {60, 1.5}, {60, 1}};
+  CHECK(fact(fixtures::make_trace(flat), "dead_window").status == Status::Fail);
+
+  wb::FactOptions other;
+  other.annotation = "no_such_range";
+  const wb::Fact none = fact(fixtures::make_trace({}), "dead_window", other);
+  CHECK(none.status == Status::NotApplicable);
+  CHECK_THAT(none.verdict, ContainsSubstring("no_such_range"));
+}
+
+TEST_CASE("dispatch_chain: annotation > matmul > mm > launch > kernel, as paths and a tree") {
+  const wb::Fact f = fact(fixtures::make_trace({}), "dispatch_chain");
+  CHECK(f.status == Status::Pass);
+  CHECK(f.data["reaches_device"] == true);
+  CHECK_THAT(f.value, ContainsSubstring("matmul_add > aten::matmul > aten::mm > cuLaunchKernelEx > nvjet_"));
+  CHECK_THAT(f.detail, ContainsSubstring("[GPU] nvjet_"));
+  CHECK_THAT(f.detail, ContainsSubstring("└─ aten::add"));
+
+  // On a CPU trace the chain stops at the op.
+  const wb::Fact cpu = fact(fixture("py_cpu_64.json"), "dispatch_chain");
+  CHECK(cpu.data["reaches_device"] == false);
+  CHECK_THAT(cpu.value, ContainsSubstring("aten::matmul > aten::mm"));
+}
+
+TEST_CASE("launch_path: launch API per kernel and occupancy queries before it") {
+  const wb::Fact h200 = fact(fixtures::make_trace({}), "launch_path");
+  CHECK(h200.status == Status::Fail);  // the symptom (an occupancy query) is absent
+  CHECK(h200.data["gemm_launchers"] == nlohmann::json::array({"cuLaunchKernelEx"}));
+  CHECK(h200.data["elementwise_launchers"] == nlohmann::json::array({"cudaLaunchKernel"}));
+  CHECK(h200.data["occupancy_queries"] == 0);
+
+  Scenario a100;
+  for (auto& s : a100.steps) s.occupancy_queries = 1;
+  const wb::Fact f = fact(fixtures::make_trace(a100), "launch_path");
+  CHECK(f.status == Status::Pass);
+  CHECK(f.data["gemm_occupancy_queries"] == 3);
+  CHECK(f.data["elementwise_occupancy_queries"] == 0);
+  CHECK_THAT(f.evidence.front(), ContainsSubstring("occupancy"));
+}
+
+TEST_CASE("copies_next_to_launch: the DtoD copy before the addmm GEMM") {
+  const wb::Fact addmm = fact(fixture("h200_4096_addmm.json"), "copies_next_to_launch");
+  CHECK(addmm.status == Status::Pass);
+  CHECK(addmm.data["dtod_before_gemm"] == 3);
+  CHECK(addmm.data["memset_before_gemm"] == 3);
+  const wb::Fact eager = fact(fixture("h200_64_cold.json"), "copies_next_to_launch");
+  CHECK(eager.status == Status::Fail);
+  CHECK(eager.data["copies"] == 0);
+}
+
+TEST_CASE("kernel_footprint: heavy GEMM vs light add; no launch config -> not applicable") {
+  const wb::Fact f = fact(fixtures::make_trace({}), "kernel_footprint");
+  CHECK(f.status == Status::Pass);
+  CHECK(f.data["gemm"]["grid"] == nlohmann::json::array({4, 2, 1}));
+  CHECK(f.data["gemm"]["registers_per_thread"] == 168);
+  CHECK(f.data["elementwise"]["shared_memory"] == 0);
+
+  Scenario bare;
+  bare.kernel_info = false;
+  const wb::Fact g = fact(fixtures::make_trace(bare), "kernel_footprint");
+  CHECK(g.status == Status::NotApplicable);
+  CHECK_THAT(g.verdict, ContainsSubstring("launch configuration"));
+}
+
+TEST_CASE("launch_latency: flat when the GPU keeps up, growing when the queue fills") {
+  const wb::Fact flat = fact(fixtures::make_trace({}), "launch_latency");
+  CHECK(flat.status == Status::Fail);
+  CHECK(flat.data["growth"].get<double>() < 2);
+
+  const wb::Fact grows = fact(fixtures::make_trace(compute_bound()), "launch_latency");
+  CHECK(grows.status == Status::Pass);
+  CHECK(grows.data["growth"].get<double>() >= 3);
+  CHECK(grows.data["per_step"].size() == 3);
+}
+
+TEST_CASE("end_sync: idle wait at 64, draining a queue at 4096; no sync -> not applicable") {
+  const wb::Fact idle = fact(fixtures::make_trace({}), "end_sync");
+  CHECK(idle.status == Status::Pass);
+  CHECK(idle.data["busy_during_sync_fraction"].get<double>() < 0.5);
+
+  const wb::Fact busy = fact(fixtures::make_trace(compute_bound()), "end_sync");
+  CHECK(busy.status == Status::Fail);
+  CHECK(busy.data["busy_during_sync_fraction"].get<double>() >= 0.5);
+
+  Scenario none;
+  none.sync = false;
+  CHECK(fact(fixtures::make_trace(none), "end_sync").status == Status::NotApplicable);
+}
+
+TEST_CASE("kernel_durations: an outlier is marked by the stated rule") {
+  Scenario slow;
+  slow.steps = {{200, 20, 2}, {70, 1.5, 2}, {60, 1, 5}};  // third GEMM 2.5x its median
+  const wb::Fact f = fact(fixtures::make_trace(slow), "kernel_durations");
+  CHECK(f.status == Status::Pass);
+  CHECK(f.data["outliers"] == 1);
+  CHECK(f.data["gemm"]["outliers"][0]["step"] == 4);
+  CHECK(f.data["gemm"]["mean_over_median"].get<double>() > 1.4);
+  CHECK_THAT(f.data["outlier_rule"].get<std::string>(), ContainsSubstring("1.5 x the median"));
+  CHECK_THAT(f.detail, ContainsSubstring("outlier"));
+
+  const wb::Fact steady = fact(fixtures::make_trace({}), "kernel_durations");
+  CHECK(steady.status == Status::Fail);
+  CHECK(steady.data["outliers"] == 0);
+}
+
+TEST_CASE("profiler_artefacts: one-time setup of the first GEMM of a process") {
+  const wb::Fact first = fact(fixture("h200_64_first_call.json"), "profiler_artefacts");
+  CHECK(first.status == Status::Pass);
+  CHECK(first.data["activity_buffer_requests"] == 1);
+  const std::string names = first.data["events"].dump();
+  CHECK_THAT(names, ContainsSubstring("Runtime Triggered Module Loading"));
+  CHECK_THAT(names, ContainsSubstring("cudaFuncSetAttribute"));
+
+  CHECK(fact(fixture("h200_64_cold.json"), "profiler_artefacts").status == Status::Fail);
+}
+
+TEST_CASE("throughput: % of the device's peak, unknown peak and unknown size") {
+  const wb::Trace t = fixture("h200_4096_warm.json.gz");
+  const wb::Fact f = fact(t, "throughput", {"matmul_add", {4096, 1, 2}, 1.5});
+  CHECK(f.status == Status::Pass);
+  CHECK(f.data["gemm_pct_of_peak"].get<double>() > 50);
+  CHECK(f.data["gemm_pct_of_peak"].get<double>() < 100);
+  CHECK(f.data["elementwise_pct_of_peak"].get<double>() < 100);
+  CHECK_THAT(f.data["peak"]["source"].get<std::string>(), ContainsSubstring("H200"));
+
+  const wb::Fact small = fact(t, "throughput", {"matmul_add", {64, 1, 2}, 1.5});
+  CHECK(small.status == Status::Fail);  // the same times, 64^3 work: far from peak
+
+  CHECK(fact(t, "throughput").status == Status::NotApplicable);  // no problem size
+
+  Scenario odd;
+  odd.device = "Imaginary GPU 9000";
+  const wb::Fact unknown = fact(fixtures::make_trace(odd), "throughput", {"matmul_add", {64, 1, 2}, 1.5});
+  CHECK(unknown.status == Status::NotApplicable);
+  CHECK_THAT(unknown.verdict, ContainsSubstring("unknown peak"));
+  CHECK(unknown.data.contains("gemm_tflops"));  // measured all the same
+}
+
+TEST_CASE("hot_ops and compile_markers") {
+  Scenario hot;
+  hot.extra_ops_per_step.assign(12, "aten::view");
+  const wb::Fact f = fact(fixtures::make_trace(hot), "hot_ops");
+  CHECK(f.status == Status::Pass);
+  CHECK(f.data["top"][0]["name"] == "aten::view");
+  CHECK(fact(fixtures::make_trace({}), "hot_ops").status == Status::Fail);
+
+  Scenario compiled;
+  compiled.extra_ops_per_step = {"TorchDynamo Cache Lookup", "Torch-Compiled Region: 0/0",
+                                 "## Call CompiledFxGraph fabc123 ##"};
+  const wb::Fact c = fact(fixtures::make_trace(compiled), "compile_markers");
+  CHECK(c.status == Status::Pass);
+  CHECK(c.data["cache_hit"] == true);
+  CHECK(fact(fixtures::make_trace({}), "compile_markers").status == Status::Fail);
+}
+
+TEST_CASE("apply_pattern: scopes, sizes, missing keys, contains") {
+  using Op = wb::Condition::Op;
+  using Scope = wb::Condition::Scope;
+  const wb::Trace h200 = fixtures::make_trace({});
+  Scenario a100s;
+  a100s.device = "NVIDIA A100-SXM4-80GB";
+  a100s.cc_major = 8;
+  const wb::Trace a100 = fixtures::make_trace(a100s);
+  const wb::Fact f = fact(h200, "kernel_footprint");
+
+  wb::Pattern hopper{"tile", "", {{"/gemm/grid", Op::Eq, nlohmann::json::array({4, 2, 1}), Scope::Hopper}}};
+  CHECK(wb::apply_pattern(f, hopper, h200).status == Status::Pass);
+  const wb::Fact on_a100 = wb::apply_pattern(fact(a100, "kernel_footprint"), hopper, a100);
+  CHECK(on_a100.status == Status::NotApplicable);
+  CHECK_THAT(on_a100.verdict, ContainsSubstring("Hopper"));
+
+  wb::Pattern sized = hopper;
+  sized.all[0].only_n = 64;
+  CHECK(wb::apply_pattern(f, sized, h200, {64, 1, 2}).status == Status::Pass);
+  CHECK(wb::apply_pattern(f, sized, h200, {128, 1, 2}).status == Status::NotApplicable);
+
+  wb::Pattern missing{"x", "", {{"/no/such/key", Op::Gt, 0}}};
+  const wb::Fact m = wb::apply_pattern(f, missing, h200);
+  CHECK(m.status == Status::Fail);
+  CHECK_THAT(m.verdict, ContainsSubstring("not measured"));
+
+  wb::Pattern bad{"x", "", {{"not-a-pointer", Op::Gt, 0}}};
+  CHECK(wb::apply_pattern(f, bad, h200).status == Status::Fail);
+
+  const wb::Fact chain = fact(h200, "dispatch_chain");
+  wb::Pattern has{"x", "", {{"/paths", Op::Contains, "aten::mm > cuLaunchKernelEx"}}};
+  wb::Pattern hasnt{"x", "", {{"/paths", Op::NotContains, "aten::mm > cuLaunchKernelEx"}}};
+  CHECK(wb::apply_pattern(chain, has, h200).status == Status::Pass);
+  CHECK(wb::apply_pattern(chain, hasnt, h200).status == Status::Fail);
+
+  // GPU-scoped conditions are skipped on CPU traces.
+  const wb::Trace cpu = fixture("py_cpu_64.json");
+  wb::Pattern gpu_only{"x", "", {{"/paths", Op::Contains, "cuLaunch", Scope::Gpu}}};
+  CHECK(wb::apply_pattern(fact(cpu, "dispatch_chain"), gpu_only, cpu).status == Status::NotApplicable);
+}
+
+TEST_CASE("chapter specs hold on traces shaped like the H200 runs") {
+  struct Case { const char* chapter; const char* trace; wb::Problem p; };
+  const Case cases[] = {
+      {"01_cold_64", "h200_64_cold.json", {64, 1, 2}},
+      {"02_warmup", "h200_64_cold.json", {64, 1, 2}},
+      {"03_batched_bmm", "h200_64_bmm.json", {64, 8, 2}},
+      {"04_compute_bound_4096", "h200_4096_warm.json.gz", {4096, 1, 2}},
+      {"05_compiled_addmm", "h200_4096_addmm.json", {4096, 1, 2}},
+  };
+  for (const auto& c : cases) {
+    const wb::LessonsReport r = chapter(fixture(c.trace), c.chapter, c.p);
+    INFO(c.chapter << " on " << c.trace << "\n" << wb::render_lessons(r, wb::Format::Text));
+    CHECK(r.failed == 0);
+    CHECK(r.not_applicable == 0);  // every condition applies on a Hopper GPU trace
+    CHECK(r.passed == static_cast<int>(wb::find_lesson_spec(c.chapter)->expect.size()));
+  }
+}
+
+TEST_CASE("chapter specs fail on the wrong trace") {
+  // The warm 4096 run is not overhead-bound: ch01's pattern must fail on it.
+  const wb::LessonsReport r1 = chapter(fixture("h200_4096_warm.json.gz"), "01_cold_64", {64, 1, 2});
+  CHECK(find(r1, "overhead_bound").status == Status::Fail);
+  CHECK(find(r1, "launch_latency").status == Status::Fail);
+  CHECK_FALSE(r1.ok());
+  // A 2-D trace fails the bmm pattern.
+  CHECK(find(chapter(fixture("h200_64_cold.json"), "03_batched_bmm", {64, 8, 2}), "dispatch_chain").status ==
+        Status::Fail);
+  // A cold first call carries one-time setup: not what ch02 expects.
+  const wb::LessonsReport r2 = chapter(fixture("h200_64_first_call.json"), "02_warmup");
+  CHECK(find(r2, "profiler_artefacts").status == Status::Fail);
+  CHECK(find(r2, "launch_path").status == Status::Fail);
+  // 64x64 is not compute-bound.
+  const wb::LessonsReport r4 = chapter(fixture("h200_64_cold.json"), "04_compute_bound_4096", {4096, 1, 2});
+  CHECK(find(r4, "overhead_bound").status == Status::Fail);
+  CHECK(find(r4, "launch_latency").status == Status::Fail);
+  // Eager matmul + add is not addmm.
+  const wb::LessonsReport r5 = chapter(fixture("h200_4096_warm.json.gz"), "05_compiled_addmm", {4096, 1, 2});
+  CHECK(find(r5, "dispatch_chain").status == Status::Fail);
+  CHECK(find(r5, "copies_next_to_launch").status == Status::Fail);
+}
+
+TEST_CASE("chapter specs on other machines: Hopper-only patterns step aside") {
+  const wb::LessonsReport a100 = chapter(fixture("a100_64_cold.json"), "01_cold_64", {64, 1, 2});
+  INFO(wb::render_lessons(a100, wb::Format::Text));
+  CHECK(a100.failed == 0);
+  const wb::LessonsReport cpu = chapter(fixture("py_cpu_64.json"), "01_cold_64", {64, 1, 2});
+  CHECK(cpu.failed == 0);
+  CHECK(cpu.passed == 3);  // step widths, dead window, dispatch chain
+  CHECK(find(cpu, "overhead_bound").status == Status::NotApplicable);
+}
+
+TEST_CASE("recorded reference traces (expected_output/<platform>/<chapter>) pass their chapter") {
+  // Empty until real runs are recorded; then every check runs on them.
+  const auto root = std::filesystem::path(WORKBOOK_ROOT) / "expected_output";
+  int checked = 0;
+  std::error_code ec;
+  for (const auto& platform : std::filesystem::directory_iterator(root, ec)) {
+    if (!platform.is_directory()) continue;
+    for (const auto& spec : wb::lesson_specs()) {
+      const auto dir = platform.path() / spec.chapter;
+      for (const char* name : {"trace.json", "trace.json.gz"}) {
+        if (!std::filesystem::exists(dir / name)) continue;
+        const wb::Trace t = wb::read_trace(dir / name);
+        const wb::TraceModel m(t);
+        const wb::LessonsReport r = wb::check_lessons(m, spec, {});
+        INFO((dir / name).string() << "\n" << wb::render_lessons(r, wb::Format::Text));
+        CHECK(r.failed == 0);
+        ++checked;
+      }
+    }
+  }
+  if (checked == 0) SKIP("no recorded traces under " << root.string() << " yet");
+}
+
+TEST_CASE("reports render as text, markdown and JSON, and JSON reads back") {
+  const wb::LessonsReport r = chapter(fixture("h200_64_cold.json"), "01_cold_64", {64, 1, 2});
+  const std::string text = wb::render_lessons(r, wb::Format::Text);
+  CHECK_THAT(text, ContainsSubstring("[PASS] Overhead-bound vs compute-bound"));
+  CHECK_THAT(text, ContainsSubstring("9 passed, 0 failed, 0 not applicable"));
+  const std::string md = wb::render_lessons(r, wb::Format::Markdown);
+  CHECK_THAT(md, ContainsSubstring("| PASS | Overhead-bound vs compute-bound |"));
+  CHECK_THAT(md, ContainsSubstring("```\nmatmul_add"));
+
+  const auto j = nlohmann::json::parse(wb::render_lessons(r, wb::Format::Json));
+  CHECK(j["chapter"] == "01_cold_64");
+  CHECK(j["summary"]["passed"] == 9);
+  const wb::LessonsReport back = wb::lessons_from_json(j);
+  REQUIRE(back.facts.size() == r.facts.size());
+  for (size_t i = 0; i < r.facts.size(); ++i) {
+    CHECK(back.facts[i].status == r.facts[i].status);
+    CHECK(back.facts[i].data == r.facts[i].data);
+    CHECK(back.facts[i].pattern.all.size() == r.facts[i].pattern.all.size());
+  }
+  CHECK(back.options.problem.n == 64);
+
+  CHECK_THROWS_WITH(wb::lessons_from_json(nlohmann::json::array()), ContainsSubstring("not a lessons report"));
+  CHECK_THROWS_WITH(wb::lessons_from_json({{"facts", {{{"id", "x"}, {"status", "maybe"}}}}}),
+                    ContainsSubstring("unknown status 'maybe'"));
+  CHECK_THROWS_AS(wb::compute_fact("no_such_fact", wb::TraceModel(fixtures::make_trace({}))),
+                  std::invalid_argument);
+}
+
+TEST_CASE("peaks: device names match whole words, most specific first") {
+  REQUIRE(wb::find_peak("NVIDIA H200") != nullptr);
+  CHECK(wb::find_peak("NVIDIA H200")->bf16_tflops == 989);
+  CHECK(wb::find_peak("NVIDIA H200 NVL")->platform == "h200-nvl");
+  CHECK(wb::find_peak("NVIDIA A100-SXM4-80GB")->mem_tbps == 2.039);
+  CHECK(wb::find_peak("NVIDIA A100 80GB PCIe")->model == "A100 PCIe 80GB");
+  CHECK(wb::find_peak("NVIDIA A10")->model == "A10");
+  CHECK(wb::find_peak("NVIDIA L40S")->model == "L40S");
+  CHECK(wb::find_peak("NVIDIA L4")->model == "L4");
+  CHECK(wb::find_peak("NVIDIA H100 80GB HBM3")->platform == "h100");
+  CHECK(wb::find_peak("NVIDIA GeForce RTX 4090") == nullptr);
+  CHECK(wb::platform_key("NVIDIA H200") == "h200");
+  CHECK(wb::platform_key("NVIDIA GeForce RTX 4090") == "geforce-rtx-4090");
+  CHECK(wb::platform_key("") == "cpu");
+  for (const auto& p : wb::known_peaks()) CHECK_FALSE(p.source.empty());
+}

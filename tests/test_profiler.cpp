@@ -1,0 +1,151 @@
+// The profiler wrapper, live on CPU (and on GPU when one is present).
+#include <torch/torch.h>
+// c10's logging defines a glog-style CHECK that would shadow Catch2's.
+#undef CHECK
+#include <catch2/catch_test_macros.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <unistd.h>
+
+#include "workbook/model.hpp"
+#include "workbook/profiler.hpp"
+#include "workbook/trace_reader.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+fs::path temp_dir(const std::string& name) {
+  auto d = fs::temp_directory_path() / ("wb_test_profiler_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// The lesson-01 loop, with a chosen schedule and step count.
+std::vector<wb::CycleResult> run_loop(const wb::Schedule& s, int steps, torch::Device dev) {
+  auto opts = torch::TensorOptions().device(dev);
+  auto x = torch::randn({64, 64}, opts), w = torch::randn({64, 64}, opts), b = torch::randn({64, 64}, opts);
+  wb::ProfilerOptions po;
+  po.schedule = s;
+  po.cuda = dev.is_cuda();
+  wb::Profiler prof(po);
+  prof.start();
+  for (int i = 0; i < steps; ++i) {
+    {
+      wb::Annotation a("matmul_add");
+      auto y = torch::add(torch::matmul(x, w), b);
+    }
+    prof.step();
+  }
+  prof.stop();
+  return std::move(prof.results());
+}
+
+std::set<std::string> step_names(const wb::Trace& t) {
+  std::set<std::string> s;
+  for (const auto& e : t.events)
+    if (e.name.rfind("ProfilerStep#", 0) == 0 && e.kind == wb::Kind::UserAnnotation) s.insert(e.name);
+  return s;
+}
+
+// matmul_add > aten::matmul nesting, checked through the model's call tree.
+bool matmul_nested_in_annotation(const wb::Trace& t) {
+  wb::TraceModel m(t);
+  auto matmuls = m.find("aten::matmul");
+  if (matmuls.empty()) return false;
+  for (auto i : matmuls) {
+    auto p = m.parent(i);
+    if (!p || m.at(*p).name != "matmul_add") return false;
+  }
+  return true;
+}
+}  // namespace
+
+TEST_CASE("CPU smoke: wait=1 warmup=1 active=3 records ProfilerStep#2..#4 and the nesting",
+          "[profiler][ch01][cpu]") {
+  auto results = run_loop(wb::Schedule{1, 1, 3, 1, 0}, 5, torch::kCPU);
+  REQUIRE(results.size() == 1);
+  auto& r = results[0];
+  CHECK(r.first_step == 2);
+  CHECK(r.last_step == 4);
+  const std::set<std::string> want{"ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"};
+  CHECK(step_names(r.trace) == want);
+
+  // The Chrome trace on disk is valid JSON and holds the same steps.
+  auto dir = temp_dir("smoke");
+  auto path = dir / "trace.json";
+  r.save_chrome_trace(path);
+  CHECK_THROWS(r.save_chrome_trace(dir / "again.json"));  // Kineto serializes once
+  std::ifstream in(path);
+  auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  REQUIRE(j.is_object());
+  REQUIRE(j.contains("traceEvents"));
+  for (const auto& p : fs::directory_iterator(dir))  // no temp file left behind
+    CHECK(p.path().filename().string().find(".partial") == std::string::npos);
+
+  auto disk = wb::read_trace(path);
+  CHECK(step_names(disk) == step_names(r.trace));
+  CHECK(matmul_nested_in_annotation(disk));
+  CHECK(matmul_nested_in_annotation(r.trace));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the nesting check fails when the annotation is missing", "[profiler][cpu]") {
+  // Same loop without the annotation: aten::matmul's parent is the ProfilerStep, not matmul_add.
+  auto x = torch::randn({8, 8});
+  wb::ProfilerOptions po;
+  po.schedule = wb::Schedule{0, 0, 2, 1, 0};
+  wb::Profiler prof(po);
+  prof.start();
+  for (int i = 0; i < 2; ++i) {
+    auto y = torch::matmul(x, x);
+    prof.step();
+  }
+  prof.stop();
+  REQUIRE(prof.results().size() == 1);
+  CHECK_FALSE(matmul_nested_in_annotation(prof.results()[0].trace));
+}
+
+TEST_CASE("schedule 0,0,N still prepares before enabling (no crash) and records every step",
+          "[profiler][cpu]") {
+  auto results = run_loop(wb::Schedule{0, 0, 3, 1, 0}, 3, torch::kCPU);
+  REQUIRE(results.size() == 1);
+  const std::set<std::string> want{"ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"};
+  CHECK(step_names(results[0].trace) == want);
+}
+
+TEST_CASE("repeat=2 gives two cycles; repeat=0 cycles until the steps run out", "[profiler][cpu]") {
+  auto two = run_loop(wb::Schedule{1, 1, 2, 2, 0}, 8, torch::kCPU);
+  REQUIRE(two.size() == 2);
+  const std::set<std::string> first{"ProfilerStep#2", "ProfilerStep#3"}, second{"ProfilerStep#6", "ProfilerStep#7"};
+  CHECK(step_names(two[0].trace) == first);
+  CHECK(step_names(two[1].trace) == second);
+
+  auto forever = run_loop(wb::Schedule{1, 0, 2, 0, 0}, 9, torch::kCPU);
+  CHECK(forever.size() == 3);  // NRS NRS NRS
+  // Stopping mid-cycle still saves (Python: RECORD -> exit = stop + trace_ready). As in
+  // Python, the step opened by the last step() call (#2, empty) is closed inside the window.
+  auto partial = run_loop(wb::Schedule{0, 0, 5, 1, 0}, 2, torch::kCPU);
+  REQUIRE(partial.size() == 1);
+  CHECK(partial[0].last_step == 2);
+  const std::set<std::string> want{"ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"};
+  CHECK(step_names(partial[0].trace) == want);
+}
+
+TEST_CASE("GPU: kernels are attributed and the window ends with a device synchronize",
+          "[profiler][ch01][gpu]") {
+  if (!wb::cuda_available()) SKIP("no CUDA device");
+  auto results = run_loop(wb::Schedule{1, 1, 3, 1, 0}, 5, torch::kCUDA);
+  REQUIRE(results.size() == 1);
+  const auto& t = results[0].trace;
+  int kernels = 0, syncs = 0;
+  for (const auto& e : t.events) {
+    if (e.kind == wb::Kind::Kernel) ++kernels;
+    if (e.name == "cudaDeviceSynchronize") ++syncs;
+  }
+  CHECK(kernels == 6);  // one GEMM + one add per active step
+  CHECK(syncs >= 1);    // sync-then-stop
+}
