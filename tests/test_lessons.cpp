@@ -340,6 +340,20 @@ TEST_CASE("chapter specs fail on the wrong trace") {
   CHECK(find(r5, "copies_next_to_launch").status == Status::Fail);
 }
 
+TEST_CASE("dispatch patterns on real Python CPU traces: mm, bmm, addmm") {
+  const wb::Trace mm = fixture("py_cpu_64.json");
+  const wb::Trace bmm = fixture("py_cpu_64_bmm.json");
+  const wb::Trace addmm = fixture("py_cpu_64_addmm.json");
+  CHECK_THAT(fact(bmm, "dispatch_chain").value, ContainsSubstring("aten::matmul > aten::bmm"));
+  CHECK_THAT(fact(addmm, "dispatch_chain").value, ContainsSubstring("matmul_add > aten::addmm"));
+
+  CHECK(find(chapter(bmm, "03_batched_bmm", {64, 8, 4}), "dispatch_chain").status == Status::Pass);
+  CHECK(find(chapter(mm, "03_batched_bmm", {64, 8, 4}), "dispatch_chain").status == Status::Fail);
+  CHECK(find(chapter(bmm, "01_cold_64", {64, 1, 4}), "dispatch_chain").status == Status::Fail);
+  CHECK(find(chapter(addmm, "05_compiled_addmm", {64, 1, 4}), "dispatch_chain").status == Status::Pass);
+  CHECK(find(chapter(mm, "05_compiled_addmm", {64, 1, 4}), "dispatch_chain").status == Status::Fail);
+}
+
 TEST_CASE("chapter specs on other machines: Hopper-only patterns step aside") {
   const wb::LessonsReport a100 = chapter(fixture("a100_64_cold.json"), "01_cold_64", {64, 1, 2});
   INFO(wb::render_lessons(a100, wb::Format::Text));

@@ -24,7 +24,6 @@ int main(int argc, char** argv) {
       wb::Annotation a("matmul_add");  // record_function("matmul_add")
       y = torch::add(torch::matmul(x, w), b);
     });
-    run.write_outputs(cycle);
-    return 0;
+    return run.exit_code(run.report(cycle));
   });
 }

@@ -6,7 +6,13 @@
 
 #include "workbook/fs_util.hpp"
 #include "workbook/log.hpp"
+#include "workbook/compare.hpp"
+#include "workbook/lessons.hpp"
+#include "workbook/model.hpp"
+#include "workbook/peaks.hpp"
 #include "workbook/table.hpp"
+#include "workbook/timeline_svg.hpp"
+#include "workbook/trace_reader.hpp"
 
 namespace fs = std::filesystem;
 
@@ -45,6 +51,12 @@ Chapter::Chapter(std::string name, std::string title)
       ->check(CLI::Range(-1, 1000000))
       ->capture_default_str();
   app_.add_flag("--quiet", cfg_.quiet, "print only errors and the final summary");
+  app_.add_flag("--check", cfg_.check, "exit with code 3 when a lesson does not hold (for scripts)");
+  app_.add_flag("--compare", cfg_.compare,
+                "compare this run with expected_output/<platform>/<chapter> (patterns, not numbers)");
+  app_.add_option("--platform", cfg_.platform, "platform for --compare (default: from the trace, e.g. h200, cpu)");
+  app_.add_option("--expected", cfg_.expected_root, "root of the recorded outputs for --compare")
+      ->capture_default_str();
 }
 
 int Chapter::main(int argc, char** argv, const std::function<int(Run&)>& body) {
@@ -133,21 +145,120 @@ CycleResult Run::profile(const std::function<void()>& step) {
   return std::move(prof.results().back());
 }
 
-void Run::write_outputs(CycleResult& cycle) {
-  DirLock lock(cfg_.out);
-  const fs::path trace_path = cfg_.out / "trace.json";
-  cycle.save_chrome_trace(trace_path);
+namespace {
+std::string fixed(double v, int digits) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(digits);
+  os << v;
+  return os.str();
+}
+std::string si(double v, const char* unit) {
+  const char* prefixes[] = {"", "K", "M", "G", "T", "P"};
+  int i = 0;
+  while (v >= 1000.0 && i < 5) { v /= 1000.0; ++i; }
+  return fixed(v, v < 10 ? 2 : 1) + " " + prefixes[i] + unit;
+}
+}  // namespace
 
+std::string napkin_math(const Problem& p, const std::string& device_name) {
+  const double n = static_cast<double>(p.n), batch = static_cast<double>(p.batch);
+  const double flops = 2.0 * n * n * n * batch;          // one multiply-add = 2 FLOPs, N^3 of them
+  const double gemm_bytes = 3.0 * n * n * batch * p.dtype_bytes;  // read x, w; write x@w
+  const double add_bytes = 3.0 * n * n * batch * p.dtype_bytes;   // read x@w, b; write y
+  std::ostringstream os;
+  os << "Napkin math (N=" << p.n << (p.batch > 1 ? ", batch " + std::to_string(p.batch) : std::string())
+     << ", " << p.dtype_bytes << " bytes/element):\n"
+     << "  matmul: 2*N^3" << (p.batch > 1 ? "*batch" : "") << " = " << si(flops, "FLOP")
+     << "; moves at least 3*N^2*" << p.dtype_bytes << " = " << si(gemm_bytes, "B")
+     << " (intensity " << fixed(flops / gemm_bytes, 1) << " FLOP/B)\n"
+     << "  add:    N^2 adds, moves 3*N^2*" << p.dtype_bytes << " = " << si(add_bytes, "B") << "\n";
+  if (const DevicePeak* peak = find_peak(device_name)) {
+    const double tf = peak_tflops(*peak, p.dtype_bytes);
+    os << "  " << peak->model << " peaks (" << peak->source << "): ";
+    if (tf > 0) os << fixed(tf, 0) << " TFLOP/s " << (p.dtype_bytes == 2 ? "dense bf16" : "fp32") << ", ";
+    os << fixed(peak->mem_tbps, 2) << " TB/s memory\n";
+    if (tf > 0)
+      os << "  ideal matmul time at peak: " << fixed(flops / (tf * 1e12) * 1e6, 3) << " us; ideal add time: "
+         << fixed(add_bytes / (peak->mem_tbps * 1e12) * 1e6, 3) << " us\n"
+         << "  (the measured kernel times and their % of peak are in the lessons below)\n";
+  } else {
+    os << "  peak rates: unknown for '" << (device_name.empty() ? "this CPU" : device_name)
+       << "' (no % of peak; see common/src/peaks.cpp for the table)\n";
+  }
+  return os.str();
+}
+
+RunOutputs Run::report(CycleResult& cycle, const ReportOptions& ro) {
+  RunOutputs o;
+  DirLock lock(cfg_.out);
+  o.trace = cfg_.out / "trace.json";
+  o.table = cfg_.out / "table.txt";
+  o.lessons_txt = cfg_.out / "lessons.txt";
+  o.lessons_json = cfg_.out / "lessons.json";
+  o.svg = cfg_.out / "timeline.svg";
+
+  cycle.save_chrome_trace(o.trace);
   TableOptions topts;
   topts.sort_by = cfg_.sort_by;
   topts.row_limit = cfg_.row_limit;
   const std::string table = format_table(key_averages(cycle.trace), topts);
-  write_file_atomic(cfg_.out / "table.txt", table);
+  write_file_atomic(o.table, table);
 
+  // Lessons and the picture read the trace back from disk: it carries what the in-memory
+  // events lack (kernel footprints, device properties), and it is what a learner opens.
+  const Trace disk = read_trace(o.trace);
+  const TraceModel model(disk);
+  const std::string device_name = disk.devices.empty() ? std::string() : disk.devices.front().name;
+
+  FactOptions fo;
+  fo.annotation = ro.annotation;
+  fo.problem.n = cfg_.size;
+  fo.problem.batch = ro.batch;
+  fo.problem.dtype_bytes = dtype_bytes();
+  LessonsReport lr;
+  if (const LessonSpec* spec = find_lesson_spec(ch_.name())) {
+    lr = check_lessons(model, *spec, fo);
+  } else {
+    lr = inspect_trace(model, fo);
+  }
+  write_file_atomic(o.lessons_txt, render_lessons(lr, Format::Text));
+  write_file_atomic(o.lessons_json, to_json(lr).dump(2) + "\n");
+  o.lessons_passed = lr.passed;
+  o.lessons_failed = lr.failed;
+  o.lessons_not_applicable = lr.not_applicable;
+
+  TimelineOptions to;
+  to.title = ro.title.empty() ? ch_.name() + " on " + (device_name.empty() ? "CPU" : device_name) : ro.title;
+  write_file_atomic(o.svg, render_timeline_svg(model, to));
+
+  say(napkin_math(fo.problem, device_name));
   say(table);
-  say("Wrote " + (cfg_.out / "table.txt").string() + " and " + trace_path.string() +
-      "\nOpen the trace: https://ui.perfetto.dev -> 'Open trace file' -> " + trace_path.string() +
-      "\n(or chrome://tracing). Keys: W/S zoom, A/D pan, click a bar for its args.\n");
+  say(render_lessons(lr, Format::Text));
+  say("Outputs in " + cfg_.out.string() + "/: table.txt, trace.json, lessons.txt, lessons.json, timeline.svg\n"
+      "Open the trace: https://ui.perfetto.dev -> 'Open trace file' -> " + o.trace.string() +
+      " (W/S zoom, A/D pan, click a bar for its args).\nOr look at the picture: " + o.svg.string() + "\n");
+
+  if (cfg_.compare) {
+    CompareOptions co;
+    co.chapter = ch_.name();
+    co.platform = cfg_.platform;
+    co.expected_root = cfg_.expected_root;
+    co.facts = fo;
+    const CompareReport cr = compare_run(cfg_.out, co);
+    std::cout << render_compare(cr, Format::Text) << std::flush;
+    o.compared = true;
+    o.compare_ok = cr.ok();
+  }
+  if (cfg_.quiet)
+    std::cout << ch_.name() << ": lessons " << lr.passed << " pass, " << lr.failed << " fail, "
+              << lr.not_applicable << " not applicable; outputs in " << cfg_.out.string() << "\n";
+  return o;
+}
+
+int Run::exit_code(const RunOutputs& o) const {
+  if (cfg_.check && (o.lessons_failed > 0 || (o.compared && !o.compare_ok))) return 3;
+  return 0;
 }
 
 void Run::say(const std::string& text) const {

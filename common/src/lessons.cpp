@@ -430,6 +430,7 @@ Fact fact_launch_latency(const TraceModel& m, const FactOptions&) {
   f.data["last_min_us"] = r3(last);
   f.data["max_us"] = r3(*std::max_element(all.begin(), all.end()));
   f.data["growth"] = first > 0 ? json(r3(last / first)) : json(nullptr);
+  f.data["slope_us_per_step"] = r3((last - first) / static_cast<double>(groups.size() - 1));
   f.value = fmt::format("shortest launch-to-start {} in {}, {} in {} ({:.1f}x); longest {}",
                         us_str(first), groups.front().first, us_str(last), groups.back().first,
                         first > 0 ? last / first : 0, us_str(f.data["max_us"].get<double>()));
@@ -641,7 +642,7 @@ Fact fact_throughput(const TraceModel& m, const FactOptions& o) {
   f.value += fmt::format(" of {} peak {:.0f} TFLOP/s, {:.2f} TB/s", peak->model,
                          peak_tflops(*peak, p.dtype_bytes), peak->mem_tbps);
   if (f.data.contains("gemm_pct_of_peak"))
-    f.value += fmt::format(" (GEMM {:.1f}%)", f.data["gemm_pct_of_peak"].get<double>());
+    f.value += fmt::format(" (GEMM {:.3g}%)", f.data["gemm_pct_of_peak"].get<double>());
   f.explanation = "percent of the datasheet peak: near it the kernel is compute- or "
                   "bandwidth-bound; far below it, the work is too small to fill the chip";
   return finish(std::move(f), m.trace());

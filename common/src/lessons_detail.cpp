@@ -223,10 +223,17 @@ std::string main_path(const TraceModel& m, EventIdx root) {
     if (m.at(p.leaf).kind == Kind::Kernel) return p.text;
   for (const auto& p : paths)
     if (p.on_device) return p.text;
-  auto depth = [](const std::string& s) { return std::count(s.begin(), s.end(), '>'); };
-  return std::max_element(paths.begin(), paths.end(), [&](const auto& a, const auto& b) {
-           return depth(a.text) < depth(b.text);
-         })->text;
+  // CPU only: follow the longest child at each level, the path where the time goes.
+  std::string path = m.at(root).name;
+  EventIdx at = root;
+  for (int depth = 0; depth < kMaxDepth && !m.children(at).empty(); ++depth) {
+    const auto& kids = m.children(at);
+    at = *std::max_element(kids.begin(), kids.end(), [&](EventIdx a, EventIdx b) {
+      return m.at(a).dur_ns < m.at(b).dur_ns;
+    });
+    path += " > " + m.at(at).name;
+  }
+  return path;
 }
 
 std::string render_tree(const TraceModel& m, EventIdx root) {

@@ -71,7 +71,8 @@ struct LeafPath {
   EventIdx leaf = 0;
 };
 std::vector<LeafPath> leaf_paths(const TraceModel& m, EventIdx root);
-// The first path that reaches device work (in start order), else the deepest path.
+// The first path that reaches a kernel (in start order), else other device work, else (CPU
+// only) the path through the longest child at each level.
 std::string main_path(const TraceModel& m, EventIdx root);
 // An indented tree with durations, device work under its launch call.
 std::string render_tree(const TraceModel& m, EventIdx root);

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "workbook/lessons.hpp"
 #include "workbook/profiler.hpp"
 #include "workbook/schedule.hpp"
 
@@ -45,9 +46,32 @@ struct ChapterConfig {
   std::string sort_by = "";        // default: cuda_time_total on GPU, cpu_time_total on CPU
   int row_limit = 15;
   bool quiet = false;              // print less (tests, scripts)
+  bool check = false;              // exit 3 when a lesson's pattern does not hold
+  bool compare = false;            // compare with expected_output/<platform>/<chapter>
+  std::string platform;            // override for --compare ("" = from the trace)
+  std::filesystem::path expected_root = "expected_output";
+};
+
+// What the report needs beyond the flags: the problem the trace cannot tell (for napkin math
+// and % of peak), and what the timeline picture should call out.
+struct ReportOptions {
+  int64_t batch = 1;
+  std::string annotation = "matmul_add";
+  std::string title;               // picture title; default "<chapter> on <device>"
+};
+
+// What a chapter run produced (paths under --out, and the verdicts).
+struct RunOutputs {
+  std::filesystem::path trace, table, lessons_txt, lessons_json, svg;
+  int lessons_passed = 0, lessons_failed = 0, lessons_not_applicable = 0;
+  bool compared = false, compare_ok = true;
 };
 
 class Run;
+
+// The back-of-the-envelope numbers every chapter prints before its measurements: FLOPs, bytes,
+// arithmetic intensity and the time the device's peak rates would allow.
+std::string napkin_math(const Problem& p, const std::string& device_name);
 
 class Chapter {
  public:
@@ -87,9 +111,17 @@ class Run {
   // returns the last cycle's result. repeat=0 schedules run one cycle.
   CycleResult profile(const std::function<void()>& step);
 
-  // Writes table.txt and trace.json into --out and prints the table and where to look.
-  // Returns the trace as read back from disk (with kernel footprints) for lesson checks.
-  void write_outputs(CycleResult& cycle);
+  // Writes into --out (each file atomically, under a lock on the folder):
+  //   trace.json    the Chrome trace (Perfetto)
+  //   table.txt     key_averages().table(), from the in-memory events, as Python prints it
+  //   lessons.txt / lessons.json   this chapter's lesson checks on the trace read back from disk
+  //   timeline.svg  a picture of the profiled steps
+  // and prints the napkin math, the table, the lessons and where to look next.
+  RunOutputs report(CycleResult& cycle, const ReportOptions& ro = {});
+
+  // The exit code main() should return after report(): 0, or 3 with --check when a lesson
+  // failed or --compare found a difference.
+  int exit_code(const RunOutputs& o) const;
 
   // For text that is part of the lesson (stdout); silenced by --quiet.
   void say(const std::string& text) const;
