@@ -6,6 +6,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <filesystem>
+#include <fstream>
 
 #include "lessons_fixtures.hpp"
 #include "workbook/lessons.hpp"
@@ -377,7 +378,12 @@ TEST_CASE("recorded reference traces (expected_output/<platform>/<chapter>) pass
         if (!std::filesystem::exists(dir / name)) continue;
         const wb::Trace t = wb::read_trace(dir / name);
         const wb::TraceModel m(t);
-        const wb::LessonsReport r = wb::check_lessons(m, spec, {});
+        wb::FactOptions o;  // the problem the run recorded, else the chapter's default
+        if (std::filesystem::exists(dir / "lessons.json")) {
+          std::ifstream in(dir / "lessons.json");
+          o = wb::lessons_from_json(nlohmann::json::parse(in)).options;
+        }
+        const wb::LessonsReport r = wb::check_lessons(m, spec, o);
         INFO((dir / name).string() << "\n" << wb::render_lessons(r, wb::Format::Text));
         CHECK(r.failed == 0);
         ++checked;

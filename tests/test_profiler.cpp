@@ -72,7 +72,7 @@ TEST_CASE("CPU smoke: wait=1 warmup=1 active=3 records ProfilerStep#2..#4 and th
   CHECK(r.first_step == 2);
   CHECK(r.last_step == 4);
   const std::set<std::string> want{"ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"};
-  CHECK(step_names(r.trace) == want);
+  CHECK(step_names(r.trace()) == want);
 
   // The Chrome trace on disk is valid JSON and holds the same steps.
   auto dir = temp_dir("smoke");
@@ -87,9 +87,9 @@ TEST_CASE("CPU smoke: wait=1 warmup=1 active=3 records ProfilerStep#2..#4 and th
     CHECK(p.path().filename().string().find(".partial") == std::string::npos);
 
   auto disk = wb::read_trace(path);
-  CHECK(step_names(disk) == step_names(r.trace));
+  CHECK(step_names(disk) == step_names(r.trace()));
   CHECK(matmul_nested_in_annotation(disk));
-  CHECK(matmul_nested_in_annotation(r.trace));
+  CHECK(matmul_nested_in_annotation(r.trace()));
   fs::remove_all(dir);
 }
 
@@ -106,7 +106,7 @@ TEST_CASE("the nesting check fails when the annotation is missing", "[profiler][
   }
   prof.stop();
   REQUIRE(prof.results().size() == 1);
-  CHECK_FALSE(matmul_nested_in_annotation(prof.results()[0].trace));
+  CHECK_FALSE(matmul_nested_in_annotation(prof.results()[0].trace()));
 }
 
 TEST_CASE("schedule 0,0,N still prepares before enabling (no crash) and records every step",
@@ -114,15 +114,15 @@ TEST_CASE("schedule 0,0,N still prepares before enabling (no crash) and records 
   auto results = run_loop(wb::Schedule{0, 0, 3, 1, 0}, 3, torch::kCPU);
   REQUIRE(results.size() == 1);
   const std::set<std::string> want{"ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"};
-  CHECK(step_names(results[0].trace) == want);
+  CHECK(step_names(results[0].trace()) == want);
 }
 
 TEST_CASE("repeat=2 gives two cycles; repeat=0 cycles until the steps run out", "[profiler][cpu]") {
   auto two = run_loop(wb::Schedule{1, 1, 2, 2, 0}, 8, torch::kCPU);
   REQUIRE(two.size() == 2);
   const std::set<std::string> first{"ProfilerStep#2", "ProfilerStep#3"}, second{"ProfilerStep#6", "ProfilerStep#7"};
-  CHECK(step_names(two[0].trace) == first);
-  CHECK(step_names(two[1].trace) == second);
+  CHECK(step_names(two[0].trace()) == first);
+  CHECK(step_names(two[1].trace()) == second);
 
   auto forever = run_loop(wb::Schedule{1, 0, 2, 0, 0}, 9, torch::kCPU);
   CHECK(forever.size() == 3);  // NRS NRS NRS
@@ -132,7 +132,7 @@ TEST_CASE("repeat=2 gives two cycles; repeat=0 cycles until the steps run out", 
   REQUIRE(partial.size() == 1);
   CHECK(partial[0].last_step == 2);
   const std::set<std::string> want{"ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"};
-  CHECK(step_names(partial[0].trace) == want);
+  CHECK(step_names(partial[0].trace()) == want);
 }
 
 TEST_CASE("GPU: kernels are attributed and the window ends with a device synchronize",
@@ -140,7 +140,7 @@ TEST_CASE("GPU: kernels are attributed and the window ends with a device synchro
   if (!wb::cuda_available()) SKIP("no CUDA device");
   auto results = run_loop(wb::Schedule{1, 1, 3, 1, 0}, 5, torch::kCUDA);
   REQUIRE(results.size() == 1);
-  const auto& t = results[0].trace;
+  const auto& t = results[0].trace();
   int kernels = 0, syncs = 0;
   for (const auto& e : t.events) {
     if (e.kind == wb::Kind::Kernel) ++kernels;

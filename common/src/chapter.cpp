@@ -191,18 +191,23 @@ std::string napkin_math(const Problem& p, const std::string& device_name) {
 
 RunOutputs Run::report(CycleResult& cycle, const ReportOptions& ro) {
   RunOutputs o;
-  DirLock lock(cfg_.out);
-  o.trace = cfg_.out / "trace.json";
-  o.table = cfg_.out / "table.txt";
-  o.lessons_txt = cfg_.out / "lessons.txt";
-  o.lessons_json = cfg_.out / "lessons.json";
-  o.svg = cfg_.out / "timeline.svg";
+  // A chapter with variants reports each into --out/<variant>/, judged by the spec
+  // "<chapter>/<variant>" and compared with expected_output/<platform>/<chapter>/<variant>/.
+  const fs::path dir = ro.variant.empty() ? cfg_.out : cfg_.out / ro.variant;
+  const std::string key = ro.variant.empty() ? ch_.name() : ch_.name() + "/" + ro.variant;
+  if (!ro.variant.empty()) prepare_output_dir(dir);
+  DirLock lock(dir);
+  o.trace = dir / "trace.json";
+  o.table = dir / "table.txt";
+  o.lessons_txt = dir / "lessons.txt";
+  o.lessons_json = dir / "lessons.json";
+  o.svg = dir / "timeline.svg";
 
   cycle.save_chrome_trace(o.trace);
   TableOptions topts;
   topts.sort_by = cfg_.sort_by;
   topts.row_limit = cfg_.row_limit;
-  const std::string table = format_table(key_averages(cycle.trace), topts);
+  const std::string table = format_table(key_averages(cycle.trace()), topts);
   write_file_atomic(o.table, table);
 
   // Lessons and the picture read the trace back from disk: it carries what the in-memory
@@ -217,7 +222,7 @@ RunOutputs Run::report(CycleResult& cycle, const ReportOptions& ro) {
   fo.problem.batch = ro.batch;
   fo.problem.dtype_bytes = dtype_bytes();
   LessonsReport lr;
-  if (const LessonSpec* spec = find_lesson_spec(ch_.name())) {
+  if (const LessonSpec* spec = find_lesson_spec(key)) {
     lr = check_lessons(model, *spec, fo);
   } else {
     lr = inspect_trace(model, fo);
@@ -229,30 +234,30 @@ RunOutputs Run::report(CycleResult& cycle, const ReportOptions& ro) {
   o.lessons_not_applicable = lr.not_applicable;
 
   TimelineOptions to;
-  to.title = ro.title.empty() ? ch_.name() + " on " + (device_name.empty() ? "CPU" : device_name) : ro.title;
+  to.title = ro.title.empty() ? key + " on " + (device_name.empty() ? "CPU" : device_name) : ro.title;
   write_file_atomic(o.svg, render_timeline_svg(model, to));
 
   say(napkin_math(fo.problem, device_name));
   say(table);
   say(render_lessons(lr, Format::Text));
-  say("Outputs in " + cfg_.out.string() + "/: table.txt, trace.json, lessons.txt, lessons.json, timeline.svg\n"
+  say("Outputs in " + dir.string() + "/: table.txt, trace.json, lessons.txt, lessons.json, timeline.svg\n"
       "Open the trace: https://ui.perfetto.dev -> 'Open trace file' -> " + o.trace.string() +
       " (W/S zoom, A/D pan, click a bar for its args).\nOr look at the picture: " + o.svg.string() + "\n");
 
   if (cfg_.compare) {
     CompareOptions co;
-    co.chapter = ch_.name();
+    co.chapter = key;
     co.platform = cfg_.platform;
     co.expected_root = cfg_.expected_root;
     co.facts = fo;
-    const CompareReport cr = compare_run(cfg_.out, co);
+    const CompareReport cr = compare_run(dir, co);
     std::cout << render_compare(cr, Format::Text) << std::flush;
     o.compared = true;
     o.compare_ok = cr.ok();
   }
   if (cfg_.quiet)
-    std::cout << ch_.name() << ": lessons " << lr.passed << " pass, " << lr.failed << " fail, "
-              << lr.not_applicable << " not applicable; outputs in " << cfg_.out.string() << "\n";
+    std::cout << key << ": lessons " << lr.passed << " pass, " << lr.failed << " fail, "
+              << lr.not_applicable << " not applicable; outputs in " << dir.string() << "\n";
   return o;
 }
 

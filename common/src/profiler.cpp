@@ -46,6 +46,11 @@ void CycleResult::save_chrome_trace(const std::filesystem::path& path) {
   saved_ = true;
 }
 
+const Trace& CycleResult::trace() const {
+  if (!trace_) trace_ = std::make_shared<Trace>(raw ? trace_from_result(*raw) : Trace{});
+  return *trace_;
+}
+
 // ------------------------------------------------------------------ Profiler
 Profiler::Profiler(ProfilerOptions opts) : opts_(std::move(opts)) {
   opts_.schedule.validate();
@@ -142,7 +147,6 @@ void Profiler::disable_and_collect() {
   pending_->cycle = static_cast<int>(results_.size());
   pending_->first_step = cycle_first_step_;
   pending_->last_step = last_closed_step_;
-  pending_->trace = trace_from_result(*raw);
   pending_->raw = std::move(raw);
 }
 

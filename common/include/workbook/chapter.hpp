@@ -58,6 +58,10 @@ struct ReportOptions {
   int64_t batch = 1;
   std::string annotation = "matmul_add";
   std::string title;               // picture title; default "<chapter> on <device>"
+  // For a chapter that profiles several variants of one workload (chapter 05): report into
+  // --out/<variant>/, judge with the lesson spec "<chapter>/<variant>", and --compare with
+  // expected_output/<platform>/<chapter>/<variant>/. Empty: the chapter's own folder and spec.
+  std::string variant;
 };
 
 // What a chapter run produced (paths under --out, and the verdicts).

@@ -43,8 +43,11 @@ struct CycleResult {
   int cycle = 0;           // 0-based
   int first_step = -1;     // global step numbers recorded in this cycle
   int last_step = -1;
-  Trace trace;             // built from the in-memory events (what key_averages() sees)
   std::shared_ptr<torch::autograd::profiler::ProfilerResult> raw;
+
+  // The model built from the in-memory events (what key_averages() sees). Built on first use,
+  // like Python's lazy function events, so the profiled loop never pays for it.
+  const Trace& trace() const;
 
   // Writes the Chrome trace (open it in https://ui.perfetto.dev) atomically: a temp file in the
   // same folder, renamed into place, so an interrupted run never leaves half a file.
@@ -53,6 +56,7 @@ struct CycleResult {
 
  private:
   bool saved_ = false;
+  mutable std::shared_ptr<Trace> trace_;
 };
 
 struct ProfilerOptions {
