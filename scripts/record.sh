@@ -26,6 +26,7 @@ if [ -z "$platform" ]; then
   esac
 fi
 dest="expected_output/$platform"
+mkdir -p expected_output
 stage=$(mktemp -d "expected_output/.record-$platform-XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 
@@ -33,19 +34,22 @@ py=$(grep -E '^WORKBOOK_TORCH_PYTHON:' "$build/CMakeCache.txt" | cut -d= -f2- ||
 [ -n "$py" ] || py=python3
 torch_info=$("$py" -c 'import torch;print(torch.__version__, "CUDA", torch.version.cuda)' 2>/dev/null || echo unknown)
 
+failed=()
 for ch in $(cat "$build/chapters.txt"); do
   [ -z "$only" ] || [ "$only" = "$ch" ] || continue
   echo "[record] $ch" >&2
   mkdir -p "$stage/$ch"
   cmd=("$build/bin/$ch" --out "$stage/$ch" "$@")
-  "${cmd[@]}" > "$stage/$ch/stdout.txt" 2> "$stage/$ch/stderr.txt" \
-    || { echo "[record] $ch failed:" >&2; cat "$stage/$ch/stderr.txt" >&2; exit 1; }
+  if ! "${cmd[@]}" > "$stage/$ch/stdout.txt" 2> "$stage/$ch/stderr.txt"; then
+    # A failed chapter is reported and left out; the others are still recorded.
+    echo "[record] $ch failed (not recorded):" >&2; tail -20 "$stage/$ch/stderr.txt" >&2
+    rm -rf "$stage/$ch"; failed+=("$ch"); continue
+  fi
   # Paths in the output name the staging folder: show them as the learner's default instead.
   sed -i "s#$stage/#out/#g" "$stage/$ch/stdout.txt"
-  rm -f "$stage/$ch/.lock"
-  for f in "$stage/$ch"/*.json; do
-    [ -f "$f" ] && [ "$(stat -c %s "$f")" -gt 1000000 ] && gzip -9 "$f"
-  done
+  find "$stage/$ch" -name .lock -delete
+  [ -s "$stage/$ch/stderr.txt" ] || rm -f "$stage/$ch/stderr.txt"
+  find "$stage/$ch" -name '*.json' -size +1000k -exec gzip -9 {} +   # big traces travel gzipped
   echo "${cmd[*]}" | sed "s#$stage/#out/#g" > "$stage/$ch/COMMAND"
 done
 
@@ -56,7 +60,7 @@ done
   echo "compiler: $(c++ --version | head -1)"
   echo "host: $(uname -srm), $(nproc) cores"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "git: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
+  echo "git: ${WORKBOOK_GIT_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)')}"
   echo "command: scripts/record.sh $build --platform $platform${only:+ --only $only} $*"
 } > "$stage/PROVENANCE"
 
@@ -72,3 +76,4 @@ else
   mv "$stage/PROVENANCE" "$dest/PROVENANCE"
 fi
 echo "[record] wrote $dest" >&2
+[ ${#failed[@]} -eq 0 ] || { echo "[record] FAILED: ${failed[*]}" >&2; exit 1; }

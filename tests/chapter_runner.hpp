@@ -9,50 +9,20 @@
 
 #include <catch2/catch_test_macros.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "process.hpp"
+
 namespace chapter_runner {
 
 namespace fs = std::filesystem;
 
-inline std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-inline fs::path build_dir() {
-  if (const char* env = std::getenv("WORKBOOK_BUILD_DIR"); env && *env) return env;
-  return WORKBOOK_BUILD_DIR;
-}
-
 inline fs::path root() { return WORKBOOK_ROOT; }
-
-// A fresh folder per test and tag (pid in the name: ctest runs test cases in parallel).
-inline fs::path temp_dir(const std::string& chapter, const std::string& tag) {
-  const fs::path d = fs::temp_directory_path() /
-                     ("wb_test_" + chapter + "_" + tag + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-inline std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 struct Result {
   int rc = -1;
@@ -62,25 +32,28 @@ struct Result {
   fs::path trace() const { return dir / "trace.json"; }
 };
 
-// Runs bin/<chapter> with `args` plus --quiet --out <fresh dir>. Skips when the chapter has
-// not been built (the test target depends on it, so that means a partial build).
+// Runs bin/<chapter> with `args` plus --quiet --out <fresh dir> (posix_spawn, no shell, with a
+// deadline). Skips when the chapter has not been built (the test target depends on it, so that
+// means a partial build).
+//
+// OMP_NUM_THREADS=1 for the child: on a small shared machine (CI, ctest -j) a 2-thread GEMM
+// whose second thread is descheduled spins for milliseconds, and a 64x64 step that takes
+// ~10 us idle takes ~20 ms. One thread keeps the CPU timings about the workload.
 inline Result run(const std::string& chapter, const std::vector<std::string>& args,
                   const std::string& tag) {
-  const fs::path bin = build_dir() / "bin" / chapter;
+  const fs::path bin = proc::bin(chapter);
   if (!fs::exists(bin)) SKIP("chapter binary not built: " << bin.string());
+  ::setenv("OMP_NUM_THREADS", "1", /*overwrite=*/0);
   Result r;
-  const fs::path tmp = temp_dir(chapter, tag);
-  r.dir = tmp / "out";
-  std::string cmd = quote(bin.string());
-  for (const auto& a : args) cmd += " " + quote(a);
-  cmd += " --quiet --out " + quote(r.dir.string()) + " >" + quote((tmp / "stdout.txt").string()) +
-         " 2>" + quote((tmp / "stderr.txt").string());
-  const int status = std::system(cmd.c_str());
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(tmp / "stdout.txt");
-  r.err = slurp(tmp / "stderr.txt");
-  const std::string lj = slurp(r.dir / "lessons.json");
-  r.lessons = nlohmann::json::parse(lj, nullptr, /*allow_exceptions=*/false);
+  r.dir = proc::scratch(chapter + "_" + tag) / "out";
+  std::vector<std::string> argv = args;
+  argv.insert(argv.end(), {"--quiet", "--out", r.dir.string()});
+  const proc::Exit e = proc::run(bin, argv, /*timeout_s=*/300);
+  r.rc = e.timed_out ? -1 : e.code;
+  r.out = e.out;
+  r.err = e.err + (e.timed_out ? "\n(killed after 300 s)" : "");
+  r.lessons = nlohmann::json::parse(proc::slurp(r.dir / "lessons.json"), nullptr,
+                                    /*allow_exceptions=*/false);
   if (r.lessons.is_discarded()) r.lessons = nullptr;
   return r;
 }
@@ -107,8 +80,10 @@ inline const nlohmann::json& fact(const nlohmann::json& lessons, const std::stri
 }
 
 // expected_output/<platform>/<chapter>/trace.json[.gz], or an empty path when not recorded.
+// WORKBOOK_EXPECTED_ROOT points the tests at another folder of recordings.
 inline fs::path recorded_trace(const std::string& platform, const std::string& chapter) {
-  const fs::path dir = root() / "expected_output" / platform / chapter;
+  const char* env = std::getenv("WORKBOOK_EXPECTED_ROOT");
+  const fs::path dir = (env && *env ? fs::path(env) : root() / "expected_output") / platform / chapter;
   for (const char* name : {"trace.json", "trace.json.gz"})
     if (fs::exists(dir / name)) return dir / name;
   return {};

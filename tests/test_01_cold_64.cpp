@@ -129,7 +129,7 @@ TEST_CASE("ch01 on CPU: runs, writes its outputs, and its lessons hold", "[ch01]
   fo.problem.dtype_bytes = 4;
   const wb::LessonsReport rep = wb::check_lessons(m, *wb::find_lesson_spec("01_cold_64"), fo);
   CHECK(rep.failed == 0);
-  CHECK(rep.passed >= 3);  // step widths, dead window, dispatch chain (the rest need a GPU)
+  CHECK(rep.passed >= 2);  // dead window, dispatch chain (the rest, step widths included, need a GPU)
   const std::string table = slurp(out / "table.txt");
   CHECK(table.find("Self CPU time total:") != std::string::npos);
   CHECK(table.find("Self CUDA") == std::string::npos);  // no device time, no CUDA columns

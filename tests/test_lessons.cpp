@@ -361,8 +361,10 @@ TEST_CASE("chapter specs on other machines: Hopper-only patterns step aside") {
   CHECK(a100.failed == 0);
   const wb::LessonsReport cpu = chapter(fixture("py_cpu_64.json"), "01_cold_64", {64, 1, 2});
   CHECK(cpu.failed == 0);
-  CHECK(cpu.passed == 3);  // step widths, dead window, dispatch chain
+  CHECK(cpu.passed == 2);  // dead window, dispatch chain
   CHECK(find(cpu, "overhead_bound").status == Status::NotApplicable);
+  // Step widths are judged on GPU traces only: a CPU's cold first step is too close to the rest.
+  CHECK(find(cpu, "step_widths").status == Status::NotApplicable);
 }
 
 TEST_CASE("recorded reference traces (expected_output/<platform>/<chapter>) pass their chapter") {

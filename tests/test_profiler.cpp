@@ -149,3 +149,35 @@ TEST_CASE("GPU: kernels are attributed and the window ends with a device synchro
   CHECK(kernels == 6);  // one GEMM + one add per active step
   CHECK(syncs >= 1);    // sync-then-stop
 }
+
+TEST_CASE("a result saved after a later session still has its own events", "[profiler][cpu][gpu]") {
+  // Kineto's exporter reads its session's CUPTI buffers, which the next session reuses: saving
+  // cycle 1 after cycle 2 ran used to give kernels at ts 0 / dur 0 (seen on the H200). The
+  // wrapper parks unsaved results to a temp file when a new session starts.
+  const torch::Device dev = wb::cuda_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+  auto first = run_loop(wb::Schedule{0, 0, 2, 1, 0}, 2, dev);
+  auto second = run_loop(wb::Schedule{0, 0, 3, 1, 0}, 3, dev);  // another session, then save both
+  REQUIRE(first.size() == 1);
+  REQUIRE(second.size() == 1);
+  auto dir = temp_dir("two_sessions");
+  second[0].save_chrome_trace(dir / "second.json");
+  first[0].save_chrome_trace(dir / "first.json");
+  for (const char* f : {"first.json", "second.json"}) {
+    const wb::Trace t = wb::read_trace(dir / f);
+    CAPTURE(f);
+    CHECK(step_names(t).size() == (std::string(f) == "first.json" ? 2u : 3u));
+    int kernels = 0, zero = 0;
+    for (const auto& e : t.events)
+      if (e.kind == wb::Kind::Kernel) {
+        ++kernels;
+        if (e.dur_ns == 0) ++zero;
+      }
+    if (dev.is_cuda()) CHECK(kernels > 0);
+    CHECK(zero == 0);
+  }
+  int parked_left = 0;  // the parked temp files were moved into place, none left behind
+  for (const auto& p : fs::directory_iterator(fs::temp_directory_path()))
+    if (p.path().filename().string().rfind("wb-trace-" + std::to_string(::getpid()) + "-", 0) == 0) ++parked_left;
+  CHECK(parked_left == 0);
+  fs::remove_all(dir);
+}

@@ -56,10 +56,11 @@ int main(int argc, char** argv) {
     if (run.on_cuda()) {
       run.say(ch02::render(ch02::kernel_gaps(model)));
     } else {
-      run.say("CPU edition: checked here: the step widths (warm steps within 5x of each other) and the\n"
-              "dispatch chain. The one-time GPU work (module loading, cudaFuncSetAttribute, occupancy\n"
-              "queries), Activity Buffer Request, the gaps between kernels and the launch-to-start\n"
-              "latency need a GPU: see expected_output/h200/02_warmup/ and README.md.");
+      run.say("CPU edition: checked here: the step widths (warm steps within 5x of each other; try\n"
+              "--warmup-iters 0 --schedule 0,0,3 for a cold first step). The one-time GPU work (module\n"
+              "loading, cudaFuncSetAttribute, occupancy queries), Activity Buffer Request, the gaps\n"
+              "between kernels and the launch-to-start latency need a GPU: see\n"
+              "expected_output/h200/02_warmup/ and README.md.");
     }
     return run.exit_code(out);
   });

@@ -133,8 +133,10 @@ inline std::string side_by_side(const ChainStats& flat, const ChainStats& batche
   row("  inside its mm/bmm", us(flat.gemm_op_us), us(batched.gemm_op_us));
   row("  outside it (shape bookkeeping)", us(flat.shape_us), us(batched.shape_us));
   row("matmul_add", us(flat.step_us), us(batched.step_us));
-  row("GEMM kernels launched", num(flat.gemm_kernels_per_step), num(batched.gemm_kernels_per_step));
-  row("GEMM grid", grid(flat), grid(batched));
+  if (flat.gemm_kernels_per_step > 0 || batched.gemm_kernels_per_step > 0) {  // GPU runs only
+    row("GEMM kernels launched", num(flat.gemm_kernels_per_step), num(batched.gemm_kernels_per_step));
+    row("GEMM grid", grid(flat), grid(batched));
+  }
   return out;
 }
 

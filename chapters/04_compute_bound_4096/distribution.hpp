@@ -115,29 +115,47 @@ inline std::string render(const Distribution& d) {
   return out;
 }
 
-// CPU edition: the share of each "matmul_add" spent inside aten::mm (median over the steps).
-// It is what "compute-bound" looks like when the CPU does the arithmetic itself.
-inline double cpu_gemm_share(const wb::TraceModel& m, const std::string& annotation = "matmul_add") {
-  std::vector<double> shares;
+// CPU edition: where each "matmul_add" goes (medians over the steps). On a CPU the arithmetic
+// runs inside aten::mm and aten::add; the rest of the step (dispatcher, shape checks, output
+// allocation) is overhead. Compute-bound here means that rest is a sliver of the step.
+struct CpuShares {
+  int steps = 0;
+  double mm = 0, add = 0, overhead = 0;  // fractions of the matmul_add duration
+};
+
+inline CpuShares cpu_shares(const wb::TraceModel& m, const std::string& annotation = "matmul_add") {
+  std::vector<double> mm, add, rest;
   for (wb::EventIdx a : m.find(annotation)) {
     if (m.at(a).kind != wb::Kind::UserAnnotation || m.at(a).dur_ns <= 0) continue;
-    double mm = 0;
+    double t_mm = 0, t_add = 0;
     std::vector<wb::EventIdx> todo(m.children(a).begin(), m.children(a).end());
     while (!todo.empty()) {
       const wb::EventIdx i = todo.back();
       todo.pop_back();
-      if (m.at(i).name == "aten::mm") {
-        mm += m.at(i).dur_ns;  // its children (resolve_conj, ...) are inside it already
+      const wb::Event& e = m.at(i);
+      if (e.name == "aten::mm" || e.name == "aten::add") {  // their children are inside them
+        (e.name == "aten::mm" ? t_mm : t_add) += static_cast<double>(e.dur_ns);
         continue;
       }
       for (wb::EventIdx c : m.children(i)) todo.push_back(c);
     }
-    shares.push_back(mm / static_cast<double>(m.at(a).dur_ns));
+    const double step = static_cast<double>(m.at(a).dur_ns);
+    mm.push_back(t_mm / step);
+    add.push_back(t_add / step);
+    rest.push_back(std::max(0.0, 1 - (t_mm + t_add) / step));
   }
-  if (shares.empty()) return 0;
-  std::sort(shares.begin(), shares.end());
-  const size_t n = shares.size();
-  return n % 2 ? shares[n / 2] : (shares[n / 2 - 1] + shares[n / 2]) / 2;
+  CpuShares s;
+  s.steps = static_cast<int>(mm.size());
+  if (s.steps == 0) return s;
+  auto med = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  s.mm = med(mm);
+  s.add = med(add);
+  s.overhead = med(rest);
+  return s;
 }
 
 }  // namespace ch04

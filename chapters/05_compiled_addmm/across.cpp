@@ -122,16 +122,15 @@ Summary summarize(const VariantRun& r, const std::string& annotation) {
 
   if (!device.empty()) {
     std::vector<double> busy, copy_us;
-    std::vector<int> kernels, memsets;
+    std::vector<int> kernels;
     for (const auto& w : work) {
       double b = 0;
-      int nk = 0, nms = 0;
+      int nk = 0;
       bool dtod = false, counted = false;
       for (EventIdx d : w) {
         const Event& e = m.at(d);
         b += e.dur_ns / 1e3;
         nk += e.kind == Kind::Kernel;
-        nms += e.kind == Kind::Memset;
         if (is_dtod(e)) {
           dtod = true;
           copy_us.push_back(e.dur_ns / 1e3);
@@ -145,11 +144,9 @@ Summary summarize(const VariantRun& r, const std::string& annotation) {
       }
       busy.push_back(b);
       kernels.push_back(nk);
-      memsets.push_back(nms);
     }
     s.gpu_us = median(busy);
     s.kernels = median(kernels);
-    s.memsets = median(memsets);
     if (!copy_us.empty()) s.memcpy_us = median(copy_us);
     for (EventIdx d : work.back()) s.sequence.push_back(shorten(m.at(d).name));
   }
@@ -162,12 +159,6 @@ Summary summarize(const VariantRun& r, const std::string& annotation) {
 }
 
 namespace {
-
-const VariantRun* find_run(const std::vector<VariantRun>& runs, const std::string& name) {
-  for (const auto& r : runs)
-    if (r.name == name && r.unavailable.empty() && r.trace) return &r;
-  return nullptr;
-}
 
 Condition C(std::string key, Op op, json v, Scope s = Scope::Any, int64_t n = 0) {
   return Condition{std::move(key), op, std::move(v), s, n};
@@ -184,6 +175,13 @@ json class_json(const wb::ClassCounts& c) {
 // depends on timing, and a profiled step is slower than an unprofiled one.
 constexpr ApiClass kCompared[] = {ApiClass::KernelLaunch, ApiClass::GraphLaunch, ApiClass::Memcpy,
                                   ApiClass::Memset, ApiClass::Occupancy};
+
+// The census's typical step, counted as Kineto would record it (see wb::kineto_visible).
+wb::ClassCounts census_classes(const VariantRun& r) {
+  std::vector<wb::ApiCounts> visible;
+  for (const auto& s : r.census) visible.push_back(wb::kineto_visible(s));
+  return wb::median_step(visible);
+}
 
 wb::Fact fact(const char* id, const char* title) {
   wb::Fact f;
@@ -400,8 +398,7 @@ wb::LessonsReport check_across(const std::vector<VariantRun>& runs, const wb::Pr
         if (why_not.empty()) why_not = r.census_note.empty() ? "the census did not run" : r.census_note;
         continue;
       }
-      const wb::ClassCounts c = wb::median_step(
-          [&] { std::vector<wb::ApiCounts> v2; for (const auto& s : r.census) v2.push_back(wb::kineto_visible(s)); return v2; }());
+      const wb::ClassCounts c = census_classes(r);
       const wb::ClassCounts& k = sum[r.name].kineto;
       bool agree = true;
       for (ApiClass cls : kCompared) agree = agree && c[cls] == k[cls];
@@ -427,16 +424,13 @@ wb::LessonsReport check_across(const std::vector<VariantRun>& runs, const wb::Pr
 std::string side_by_side(const std::vector<VariantRun>& runs, const std::vector<Summary>& sums) {
   std::vector<const VariantRun*> cols;
   for (const auto& r : runs) cols.push_back(&r);
-  auto sum_of = [&](const std::string& n) -> const Summary* {
+  auto sum_of = [&](const std::string& n) -> const Summary* {  // null: no profiled trace
     for (const auto& s : sums)
-      if (s.name == n) return &s;
+      if (s.name == n && s.steps > 0) return &s;
     return nullptr;
   };
   auto census_class = [](const VariantRun& r, ApiClass c) -> std::string {
-    if (r.census.empty()) return "-";
-    std::vector<wb::ApiCounts> v;
-    for (const auto& s : r.census) v.push_back(wb::kineto_visible(s));
-    return std::to_string(wb::median_step(v)[c]);
+    return r.census.empty() ? "-" : std::to_string(census_classes(r)[c]);
   };
   const bool any_census = std::any_of(runs.begin(), runs.end(), [](const VariantRun& r) { return !r.census.empty(); });
 
@@ -460,7 +454,7 @@ std::string side_by_side(const std::vector<VariantRun>& runs, const std::vector<
   for (ApiClass c : {ApiClass::KernelLaunch, ApiClass::GraphLaunch, ApiClass::Memcpy, ApiClass::Memset,
                      ApiClass::Occupancy, ApiClass::Sync})
     row(std::string(wb::api_class_name(c)) + tag, [&](const VariantRun& r, const Summary* s) {
-      std::string k = s ? std::to_string(s->kineto[c]) : "-";
+      std::string k = s && s->gpu_us >= 0 ? std::to_string(s->kineto[c]) : "-";
       return any_census ? k + " | " + census_class(r, c) : k;
     });
 
@@ -480,8 +474,16 @@ std::string side_by_side(const std::vector<VariantRun>& runs, const std::vector<
     for (size_t j = 0; j < cells.size(); ++j) os << "  " << std::right << std::setw(static_cast<int>(w[j])) << cells[j];
     os << "\n";
   }
-  for (const auto* r : cols)
+  for (const auto* r : cols) {
     if (!r->unavailable.empty()) os << "n/a " << r->name << ": " << r->unavailable << "\n";
+    if (r->name == "aoti x2") os << "aoti x2: the same package loaded with num_runners = 2 (timed only)\n";
+  }
+  if (!any_census)
+    for (const auto* r : cols)
+      if (!r->census_note.empty()) {
+        os << "no census column: " << r->census_note << "\n";
+        break;
+      }
   return os.str();
 }
 

@@ -36,7 +36,6 @@ struct Summary {
   int matmul = 0, mm = 0, add = 0, addmm = 0, aten_ops = 0;  // calls per step
   int kernels = 0;                   // kernels per step
   int dtod_before_gemm_steps = 0;    // steps whose GEMM is preceded by a Memcpy DtoD
-  int memsets = 0;                   // memsets per step
   std::string gemm;                  // the GEMM kernel's name ("" if none)
   std::vector<std::string> sequence; // the last step's device work, in order
   double memcpy_us = -1;             // the DtoD copy's duration (median), -1: none

@@ -58,7 +58,7 @@ struct VariantOptions {
 Variant make_variant(const std::string& name, const Inputs& in, const VariantOptions& opts);
 
 // Median CPU time of one step without the profiler: up to `max_steps` steps or `budget_s`
-// seconds (at least 5 steps). The GPU is synchronized before and after, never in between,
+// seconds (at least 3 steps). The GPU is synchronized before and after, never in between,
 // so this is the time to enqueue a step -- unless the step itself waits.
 struct Timing {
   double median_us = -1;

@@ -1,8 +1,16 @@
 #include "workbook/chapter.hpp"
 
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <sstream>
+
+#ifdef WORKBOOK_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #include "workbook/fs_util.hpp"
 #include "workbook/log.hpp"
@@ -18,11 +26,108 @@ namespace fs = std::filesystem;
 
 namespace wb {
 
+namespace {
+// ---- Ctrl-C: stop between two steps, never in the middle of writing a file.
+// The handler only records the signal; profile() and report() look at it. SA_RESETHAND: a
+// second Ctrl-C ends the program at once (a step that takes very long).
+volatile std::sig_atomic_t g_signal = 0;
+extern "C" void on_stop_signal(int sig) { g_signal = sig; }
+int g_reports_written = 0;  // a chapter with variants writes several reports
+
+void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+struct Interrupted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+void throw_if_interrupted(const char* where) {
+  if (g_signal) throw Interrupted(std::string(g_signal == SIGINT ? "SIGINT" : "SIGTERM") + " " + where);
+}
+
+// ---- Does the problem fit? Checked before anything is allocated.
+std::string bytes_text(double b) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(2);
+  os << b / (1024.0 * 1024 * 1024) << " GiB (";
+  os.precision(0);
+  os << b << " bytes)";
+  return os.str();
+}
+
+// What a new allocation can get on the host without swapping or the OOM killer: MemAvailable
+// (free + reclaimable cache), lowered to a cgroup v2 limit (containers) when there is one.
+// Negative when unknown.
+double host_bytes_available(std::string& source) {
+  double avail = -1;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, rest;
+  double kib = 0;
+  while (meminfo >> key >> kib && std::getline(meminfo, rest))
+    if (key == "MemAvailable:") {
+      avail = kib * 1024;
+      source = "host memory: MemAvailable";
+      break;
+    }
+  if (avail < 0) {
+    const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) {
+      avail = static_cast<double>(pages) * static_cast<double>(page);
+      source = "host memory: free pages";
+    }
+  }
+  std::ifstream max_f("/sys/fs/cgroup/memory.max"), cur_f("/sys/fs/cgroup/memory.current");
+  double max = 0, cur = 0;  // memory.max is "max" without a limit: the read fails, no change
+  if (max_f >> max && cur_f >> cur && (avail < 0 || max - cur < avail)) {
+    avail = max - cur;
+    source = "this container's limit: memory.max - memory.current";
+  }
+  return avail;
+}
+
+double cuda_bytes_available(std::string& source) {
+#ifdef WORKBOOK_WITH_CUDA
+  size_t free_b = 0, total_b = 0;
+  if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+    source = "GPU memory: cudaMemGetInfo, free of " + std::to_string(total_b) + " bytes";
+    return static_cast<double>(free_b);
+  }
+  cudaGetLastError();  // clear the error; the allocator will report it
+#endif
+  (void)source;
+  return -1;
+}
+
+std::string cuda_device_name() {
+#ifdef WORKBOOK_WITH_CUDA
+  int dev = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess)
+    return prop.name;
+  cudaGetLastError();
+#endif
+  return "";
+}
+}  // namespace
+
 Chapter::Chapter(std::string name, std::string title)
     : name_(std::move(name)), title_(std::move(title)), app_(title_, name_) {
   cfg_.out = fs::path("out") / name_;
   app_.add_option("--size", cfg_.size, "matrix size N (N x N matrices)")
-      ->check(CLI::PositiveNumber)
+      ->check([](const std::string& s) -> std::string {  // CLI::PositiveNumber prints DBL_MAX
+        try {
+          size_t used = 0;
+          if (std::stoll(s, &used) >= 1 && used == s.size()) return {};
+        } catch (const std::logic_error&) {
+        }
+        return "must be a whole number >= 1, got '" + s + "'";
+      })
       ->capture_default_str();
   app_.add_option("--dtype", cfg_.dtype, "element type; auto = bf16 on GPU, fp32 on CPU")
       ->check(CLI::IsMember({"auto", "bf16", "fp16", "fp32"}))
@@ -50,6 +155,9 @@ Chapter::Chapter(std::string name, std::string title)
   app_.add_option("--row-limit", cfg_.row_limit, "table rows to print (-1: all)")
       ->check(CLI::Range(-1, 1000000))
       ->capture_default_str();
+  app_.add_option("--threads", cfg_.threads, "CPU threads for LibTorch ops (0: LibTorch's default)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
   app_.add_flag("--quiet", cfg_.quiet, "print only errors and the final summary");
   app_.add_flag("--check", cfg_.check, "exit with code 3 when a lesson does not hold (for scripts)");
   app_.add_flag("--compare", cfg_.compare,
@@ -60,6 +168,7 @@ Chapter::Chapter(std::string name, std::string title)
 }
 
 int Chapter::main(int argc, char** argv, const std::function<int(Run&)>& body) {
+  install_stop_handlers();
   try {
     app_.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -72,9 +181,25 @@ int Chapter::main(int argc, char** argv, const std::function<int(Run&)>& body) {
   }
   try {
     Run run(*this, cfg_);
-    return body(run);
+    const int rc = body(run);
+    if (g_signal) {
+      std::cerr << name_ << ": stopped by " << (g_signal == SIGINT ? "SIGINT" : "SIGTERM")
+                << " after the outputs were written (they are complete)\n";
+      return 128 + g_signal;
+    }
+    return rc;
+  } catch (const Interrupted& e) {
+    std::cerr << name_ << ": stopped by " << e.what()
+              << (g_reports_written == 0 ? "; nothing was written, the files in " + cfg_.out.string() +
+                                               " are as they were\n"
+                                         : "; the reports written before it are complete, nothing "
+                                           "else was written\n");
+    return 128 + g_signal;
   } catch (const UsageError& e) {
     std::cerr << name_ << ": " << e.what() << "\n";
+    return 2;
+  } catch (const CompareError& e) {  // a reference that breaks only once the run is known
+    std::cerr << name_ << ": --compare: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << name_ << ": error: " << e.what() << "\n";
@@ -86,6 +211,7 @@ Run::Run(const Chapter& ch, ChapterConfig cfg) : ch_(ch), cfg_(std::move(cfg)) {
   schedule_ = Schedule::parse(cfg_.schedule);
   if (schedule_.repeat == 0) schedule_.repeat = 1;  // one cycle: a chapter's loop must end
 
+  if (cfg_.threads > 0) torch::set_num_threads(cfg_.threads);
   // Device first: dtype and the table's default order depend on it.
   const bool have_cuda = cuda_available();
   if (cfg_.device == "cuda" && !have_cuda)
@@ -100,11 +226,45 @@ Run::Run(const Chapter& ch, ChapterConfig cfg) : ch_(ch), cfg_(std::move(cfg)) {
     ::setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);  // CPU edition: hide Kineto's "no GPU" error (set it to see Kineto logs)
   if (cfg_.sort_by.empty()) cfg_.sort_by = device_.is_cuda() ? "cuda_time_total" : "cpu_time_total";
 
-  // Fail on an unusable --out before any profiling.
+  // Too big to allocate: say so now, rather than die in the allocator (or the OOM killer).
+  // x, w, b and the two results (x@w, then y): the least any chapter holds at once.
+  {
+    const double n = static_cast<double>(cfg_.size), batch = static_cast<double>(cfg_.batch);
+    const double need = 5.0 * batch * n * n * dtype_bytes();
+    std::string where;
+    const double avail = device_.is_cuda() ? cuda_bytes_available(where) : host_bytes_available(where);
+    if (avail >= 0 && need > avail)
+      throw UsageError("--size " + std::to_string(cfg_.size) + ": x, w, b and the two results (5 x " +
+                       (cfg_.batch > 1 ? std::to_string(cfg_.batch) + " x " : std::string()) + "N x N x " +
+                       std::to_string(dtype_bytes()) + " bytes) need " + bytes_text(need) + ", but only " +
+                       bytes_text(avail) + " is available (" + where + "); choose a smaller --size");
+  }
+
+  // Fail on an unusable --out before any profiling, and hold it for the whole run.
   try {
     prepare_output_dir(cfg_.out);
+    lock_.emplace(cfg_.out);  // "another run is writing to DIR": stop before doing any work
   } catch (const std::runtime_error& e) {
     throw UsageError(e.what());
+  }
+
+  // --compare needs a recorded reference for this platform: check it exists and parses now,
+  // not after the profiling. The platform is what the trace will say: the GPU's name, or cpu.
+  if (cfg_.compare) {
+    std::string platform = cfg_.platform, reason = "your --platform";
+    if (platform.empty() && device_.is_cuda()) {
+      const std::string gpu = cuda_device_name();
+      platform = gpu.empty() ? "unknown-gpu" : platform_key(gpu);
+      reason = "this run's GPU: " + (gpu.empty() ? std::string("name unknown") : gpu);
+    } else if (platform.empty()) {
+      platform = "cpu";
+      reason = "this run has no GPU";
+    }
+    try {
+      check_reference(ch_.name(), platform, reason, cfg_.expected_root);
+    } catch (const CompareError& e) {
+      throw UsageError(std::string("--compare: ") + e.what());
+    }
   }
 
   if (!cfg_.quiet) {
@@ -137,6 +297,7 @@ CycleResult Run::profile(const std::function<void()>& step) {
   prof.start();
   const int steps = schedule_.total_steps();
   for (int i = 0; i < steps; ++i) {
+    throw_if_interrupted("while profiling");  // leaving unwinds the profiler cleanly
     step();
     prof.step();
   }
@@ -190,6 +351,7 @@ std::string napkin_math(const Problem& p, const std::string& device_name) {
 }
 
 RunOutputs Run::report(CycleResult& cycle, const ReportOptions& ro) {
+  throw_if_interrupted("before writing the outputs");  // later signals wait until all are written
   RunOutputs o;
   // A chapter with variants reports each into --out/<variant>/, judged by the spec
   // "<chapter>/<variant>" and compared with expected_output/<platform>/<chapter>/<variant>/.
@@ -258,6 +420,7 @@ RunOutputs Run::report(CycleResult& cycle, const ReportOptions& ro) {
   if (cfg_.quiet)
     std::cout << key << ": lessons " << lr.passed << " pass, " << lr.failed << " fail, "
               << lr.not_applicable << " not applicable; outputs in " << dir.string() << "\n";
+  ++g_reports_written;
   return o;
 }
 

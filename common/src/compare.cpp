@@ -199,6 +199,48 @@ fs::path find_trace_file(const fs::path& dir) {
   return {};
 }
 
+namespace {
+// ROOT/PLATFORM/CHAPTER, or a CompareError that lists the platforms that were recorded.
+fs::path reference_dir(const fs::path& root, const std::string& platform,
+                       const std::string& platform_reason, const std::string& chapter) {
+  const fs::path dir = root / platform / chapter;
+  if (fs::is_directory(dir)) return dir;
+  std::vector<std::string> have;
+  std::error_code ec;
+  for (const auto& d : fs::directory_iterator(root, ec))
+    if (d.is_directory()) have.push_back(d.path().filename().string());
+  std::sort(have.begin(), have.end());
+  throw CompareError(fmt::format(
+      "no reference output for platform '{}' ({}) and chapter '{}': {} does not exist "
+      "(platforms recorded: {})", platform, platform_reason, chapter, dir.string(),
+      have.empty() ? "none" : join_names(have)));
+}
+
+bool has_run_files(const fs::path& dir) {
+  return !find_trace_file(dir).empty() || fs::exists(dir / "lessons.json") ||
+         fs::exists(dir / "table.txt");
+}
+}  // namespace
+
+fs::path check_reference(const std::string& chapter, const std::string& platform,
+                         const std::string& platform_reason, const fs::path& expected_root) {
+  const fs::path dir = reference_dir(expected_root, platform, platform_reason, chapter);
+  // The chapter's own files, and those of its variants (chapter 05: one subfolder each).
+  std::vector<fs::path> sides;
+  if (has_run_files(dir)) sides.push_back(dir);
+  std::error_code ec;
+  for (const auto& d : fs::directory_iterator(dir, ec))
+    if (d.is_directory() && has_run_files(d.path())) sides.push_back(d.path());
+  if (sides.empty())
+    throw CompareError(fmt::format("{}: the reference has no trace.json[.gz], lessons.json or "
+                                   "table.txt (nor a variant folder with them)", dir.string()));
+  for (const fs::path& side : sides) {
+    const std::string key = side == dir ? chapter : chapter + "/" + side.filename().string();
+    load_side(side, key, FactOptions{}, "the reference");
+  }
+  return dir;
+}
+
 CompareReport compare_run(const fs::path& run_dir, const CompareOptions& o) {
   if (o.chapter.empty()) throw CompareError("compare: no chapter given");
   CompareReport r;
@@ -219,18 +261,7 @@ CompareReport compare_run(const fs::path& run_dir, const CompareOptions& o) {
     throw CompareError(fmt::format("{}: no trace.json to tell the platform from; name one "
                                    "(e.g. h200, cpu)", run_dir.string()));
   }
-  r.expected_dir = o.expected_root / r.platform / o.chapter;
-  if (!fs::is_directory(r.expected_dir)) {
-    std::vector<std::string> have;
-    std::error_code ec;
-    for (const auto& d : fs::directory_iterator(o.expected_root, ec))
-      if (d.is_directory()) have.push_back(d.path().filename().string());
-    std::sort(have.begin(), have.end());
-    throw CompareError(fmt::format(
-        "no reference output for platform '{}' ({}) and chapter '{}': {} does not exist "
-        "(platforms recorded: {})", r.platform, r.platform_reason, o.chapter,
-        r.expected_dir.string(), have.empty() ? "none" : join_names(have)));
-  }
+  r.expected_dir = reference_dir(o.expected_root, r.platform, r.platform_reason, o.chapter);
   Side ref = load_side(r.expected_dir, o.chapter, o.facts, "the reference");
 
   // Lessons, matched by position within each fact id (a spec may judge a fact twice).

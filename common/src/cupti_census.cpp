@@ -4,6 +4,7 @@
 #include "workbook/cupti_census.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
 #ifdef WORKBOOK_HAVE_CUPTI
@@ -24,8 +25,16 @@ bool is_runtime(std::string_view name) { return starts_with(name, "cuda"); }
 
 // ---- the census (CUPTI) ------------------------------------------------------------------
 
+namespace {
+// The census CUPTI reports to (one per process at most: CUPTI allows one subscriber). Every
+// access to it and to its counts holds g_mu, so a callback still running on another thread
+// while the census is destroyed sees g_active == nullptr instead of freed memory.
+std::mutex g_mu;
+LaunchCensus::State* g_active = nullptr;
+}  // namespace
+
 struct LaunchCensus::State {
-  std::mutex mu;
+  uint64_t generation = 0;  // tells one census from the next (see on_api_call)
   ApiCounts current, nested;
   std::vector<ApiCounts> steps;
 #ifdef WORKBOOK_HAVE_CUPTI
@@ -43,31 +52,39 @@ std::string cupti_error(CUptiResult r) {
 }
 
 // Runtime calls nest: cudaLaunchKernel calls the driver (and, on CUDA 13, an internal
-// __cudaLaunchKernel). Only the outermost call is what the program asked for.
-thread_local int runtime_depth = 0;
+// __cudaLaunchKernel). Only the outermost call is what the program asked for. The depth is per
+// thread and per census: a thread that was inside a call when a census started or ended must
+// not carry a stale depth into the next one.
+struct Depth {
+  uint64_t generation = 0;
+  int runtime = 0;
+};
+thread_local Depth depth;
+std::atomic<uint64_t> next_generation{1};
 
 void CUPTIAPI on_api_call(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId,
                           const void* data) {
-  auto* st = static_cast<LaunchCensus::State*>(userdata);
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-  if (!st || !cb || !cb->functionName) return;
+  if (!cb || !cb->functionName) return;
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto* st = static_cast<LaunchCensus::State*>(userdata);
+  if (!st || st != g_active) return;
   const bool enter = cb->callbackSite == CUPTI_API_ENTER;
+  if (depth.generation != st->generation) depth = {st->generation, 0};
   bool outermost = false;
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     if (!enter) {
-      --runtime_depth;
+      if (depth.runtime > 0) --depth.runtime;  // an exit whose enter came before this census
       return;
     }
-    outermost = runtime_depth++ == 0;
+    outermost = depth.runtime++ == 0;
   } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     if (!enter) return;
-    outermost = runtime_depth == 0;
+    outermost = depth.runtime == 0;
   } else {
     return;
   }
-  std::string name = api_base_name(cb->functionName);
-  std::lock_guard<std::mutex> lock(st->mu);
-  (outermost ? st->current : st->nested)[name]++;
+  (outermost ? st->current : st->nested)[api_base_name(cb->functionName)]++;
 }
 
 void check(CUptiResult r, const char* what) {
@@ -88,6 +105,7 @@ std::string LaunchCensus::unavailable_reason() {
 }
 
 LaunchCensus::LaunchCensus() : state_(std::make_unique<State>()) {
+  state_->generation = next_generation++;
   if (std::string why = unavailable_reason(); !why.empty())
     throw CensusError(CensusError::Code::Unavailable, "launch census unavailable: " + why);
 
@@ -110,17 +128,30 @@ LaunchCensus::LaunchCensus() : state_(std::make_unique<State>()) {
             "(e.g. 05_compiled_addmm --census only).");
   }
   check(r, "cuptiSubscribe");
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_active = state_.get();
+  }
   try {
     check(cuptiEnableDomain(1, state_->subscriber, CUPTI_CB_DOMAIN_RUNTIME_API), "cuptiEnableDomain(runtime)");
     check(cuptiEnableDomain(1, state_->subscriber, CUPTI_CB_DOMAIN_DRIVER_API), "cuptiEnableDomain(driver)");
   } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(g_mu);
+      g_active = nullptr;
+    }
     cuptiUnsubscribe(state_->subscriber);
     throw;
   }
 }
 
 LaunchCensus::~LaunchCensus() {
-  if (state_ && state_->subscriber) cuptiUnsubscribe(state_->subscriber);  // no throw from here
+  if (!state_ || !state_->subscriber) return;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (g_active == state_.get()) g_active = nullptr;
+  }
+  cuptiUnsubscribe(state_->subscriber);  // nothing here throws
 }
 
 #else  // no CUPTI in this build
@@ -138,23 +169,23 @@ LaunchCensus::~LaunchCensus() = default;
 #endif
 
 void LaunchCensus::discard() {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  std::lock_guard<std::mutex> lock(g_mu);
   state_->current.clear();
 }
 
 void LaunchCensus::step() {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  std::lock_guard<std::mutex> lock(g_mu);
   state_->steps.push_back(std::move(state_->current));
   state_->current.clear();
 }
 
 std::vector<ApiCounts> LaunchCensus::steps() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  std::lock_guard<std::mutex> lock(g_mu);
   return state_->steps;
 }
 
 ApiCounts LaunchCensus::nested() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  std::lock_guard<std::mutex> lock(g_mu);
   return state_->nested;
 }
 

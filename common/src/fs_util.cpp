@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -66,20 +68,46 @@ void prepare_output_dir(const fs::path& dir) {
   ::unlink(probe.c_str());
 }
 
+namespace {
+// Lock files this process holds, by (device, inode), with how many DirLocks share each. flock
+// belongs to an open file, so a second open + flock in the same process would conflict.
+std::mutex held_mutex;
+std::map<std::pair<unsigned long long, unsigned long long>, int> held;
+}  // namespace
+
 DirLock::DirLock(const fs::path& dir) {
   const fs::path lock = dir / ".lock";
   fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw sys_error("cannot open lock file " + lock.string());
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    auto err = sys_error("cannot stat lock file " + lock.string());
+    ::close(fd_);
+    throw err;
+  }
+  dev_ = st.st_dev;
+  ino_ = st.st_ino;
+  std::lock_guard<std::mutex> g(held_mutex);
+  if (auto it = held.find({dev_, ino_}); it != held.end()) {  // already ours: nest
+    ++it->second;
+    ::close(fd_);
+    fd_ = -1;
+    return;
+  }
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     ::close(fd_);
     fd_ = -1;
     throw std::runtime_error("another run is writing to " + dir.string() +
                              " right now; wait for it or choose another --out");
   }
+  held[{dev_, ino_}] = 1;
 }
 
 DirLock::~DirLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+  std::lock_guard<std::mutex> g(held_mutex);
+  auto it = held.find({dev_, ino_});
+  if (it != held.end() && --it->second == 0) held.erase(it);
+  if (fd_ >= 0) ::close(fd_);  // closing releases the flock (the outermost DirLock holds it)
 }
 
 }  // namespace wb

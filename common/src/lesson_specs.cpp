@@ -178,9 +178,11 @@ std::vector<LessonSpec> build_specs() {
       "~0.9, so 0.1 keeps ~8x margin on both sides",
       {C("/cuda_cpu_ratio", Op::Lt, 0.1, Gpu, 64), C("/gpu_busy_fraction", Op::Lt, 0.2, Gpu, 64)}}},
     {"step_widths", {
-      "cold start: the first active step is the widest, >= 1.5 x the median of the others",
-      "H200 C++ cold: 221 vs ~69 us (3.2x); CPU-only Python: ~2.3x; warm steps differ < 1.3x",
-      {C("/first_is_widest", Op::Eq, true), C("/first_over_median_rest", Op::Ge, 1.5)}}},
+      "cold start (GPU): the first active step is the widest, >= 1.5 x the median of the others",
+      "H200 C++ cold: 221 vs ~69 us (3.2x), recorded run 4.5x. On a CPU the first step's extra "
+      "cost is small (1.5-2.3x on a quiet machine, below 1x on a loaded one), so there it is "
+      "reported, not judged",
+      {C("/first_is_widest", Op::Eq, true, Gpu), C("/first_over_median_rest", Op::Ge, 1.5, Gpu)}}},
     {"dead_window", {
       "dead window: the first step's gap before the first op >= 1.5 x the later gaps",
       "H200 C++: 21 vs ~1.5 us; Python on the H200: 25 vs ~10 us (2.5x); CPU-only: ~3x",
@@ -230,7 +232,7 @@ std::vector<LessonSpec> build_specs() {
       "warm: no module loading, attribute setup or profiler buffer requests in the window",
       "warmup runs the first-call work before recording; a cold wait=0 run shows Activity Buffer "
       "Request (~1.9 ms on the H200), module loading and cudaFuncSetAttribute",
-      {C("/count", Op::Eq, 0)}}},
+      {C("/count", Op::Eq, 0, Gpu)}}},
     {"step_widths", {
       "no step is more than 5x the median of the others",
       "A100: even steps after warmup; H200 C++: the first active step is still ~3x (193 vs 62 "
@@ -245,6 +247,11 @@ std::vector<LessonSpec> build_specs() {
       "the H200 shows the occupancy queries only on the very first GEMM of a process",
       {C("/gemm_launchers", Op::Contains, "cuLaunchKernelEx", Hopper),
        C("/gemm_occupancy_queries", Op::Eq, 0, Hopper)}}},
+    {"launch_latency", {
+      "the GPU trails the CPU by a launch, not by a queue: the last step's shortest "
+      "launch-to-start wait < 2x the first step's",
+      "H200 C++ at 64: 10-20 us in every step (no A100-style 2.5 ms offset); at 4096 it grows ~12x",
+      {C("/growth", Op::Lt, 2, Gpu, 64)}}},
   }});
 
   // ---- 03: batched bmm ----------------------------------------------------------------------
@@ -315,6 +322,45 @@ std::vector<LessonSpec> build_specs() {
       "the DtoD copy runs near memory bandwidth (>= 40%)",
       "H200: 2 x 32 MB of traffic in 15.8 us = 4.2 TB/s, ~88% of 4.8",
       {C("/memcpy_pct_of_peak", Op::Ge, 40, Gpu, 4096)}}},
+  }});
+  // Chapter 05 profiles each variant into out/05_compiled_addmm/<variant>/ and judges it with
+  // "05_compiled_addmm/<variant>"; the lessons comparing variants live in the chapter itself.
+  {
+    LessonSpec addmm = specs.back();
+    addmm.chapter = "05_compiled_addmm/addmm";
+    specs.push_back(std::move(addmm));
+  }
+  specs.push_back({"05_compiled_addmm/eager", "eager: matmul, then add", {4096, 1, 2}, {
+    {"dispatch_chain", {
+      "aten::matmul > aten::mm, then aten::add: two ops, two kernels",
+      "the baseline the rewrite removes an op from",
+      {C("/paths", Op::Contains, "aten::mm"), C("/paths", Op::NotContains, "aten::addmm")}}},
+    {"launch_path", {
+      "Hopper: the GEMM has the beta-zero epilogue (..._bz_...)",
+      "nothing to add into: the GEMM overwrites its output; compare addmm's _badd_",
+      {C("/gemm_kernels", Op::Contains, "_bz_", Hopper)}}},
+  }});
+  specs.push_back({"05_compiled_addmm/aoti", "AOTInductor: Inductor's generated code, loaded from C++", {4096, 1, 2}, {
+    {"dispatch_chain", {
+      "no aten::matmul or aten::mm: the generated wrapper calls the addmm shim directly",
+      "aoti_torch_<device>_addmm_out goes to the addmm kernel without the dispatcher, so no "
+      "aten::addmm row either (CPU: its bias copy shows as aten::copy_)",
+      {C("/paths", Op::NotContains, "aten::matmul"), C("/paths", Op::NotContains, "aten::mm")}}},
+    {"launch_path", {
+      "Hopper: the same beta-add GEMM (..._badd_...) as torch::addmm",
+      "Inductor emits the same addmm call as the hand rewrite; no new kernel",
+      {C("/gemm_kernels", Op::Contains, "_badd_", Hopper)}}},
+  }});
+  specs.push_back({"05_compiled_addmm/graph", "CUDA graph replay of one captured step", {4096, 1, 2}, {
+    {"dispatch_chain", {
+      "no aten op per step: the CPU replays the captured kernels with one call",
+      "the ops ran once, at capture; a replay skips the dispatcher",
+      {C("/paths", Op::NotContains, "aten::", Gpu)}}},
+    {"launch_path", {
+      "every kernel is launched by cudaGraphLaunch",
+      "H200: one cudaGraphLaunch per step, no cudaLaunchKernel/cuLaunchKernelEx on the CPU lane",
+      {C("/gemm_launchers", Op::Contains, "cudaGraphLaunch", Gpu),
+       C("/elementwise_launchers", Op::Contains, "cudaGraphLaunch", Gpu)}}},
   }});
   return specs;
 }

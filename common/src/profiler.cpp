@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <system_error>
@@ -26,24 +28,75 @@ void synchronize_device() {
 }
 
 // ------------------------------------------------------------------ CycleResult
+struct CycleResult::Export {
+  std::shared_ptr<tp::ProfilerResult> raw;
+  std::filesystem::path parked;  // set once written to a temp file before a later session
+  bool saved = false;
+  ~Export() {
+    std::error_code ec;
+    if (!parked.empty()) std::filesystem::remove(parked, ec);
+  }
+};
+
+namespace {
+std::mutex g_exports_mu;
+std::vector<std::weak_ptr<CycleResult::Export>> g_exports;  // results not yet saved
+
+// Before a new profiling session reuses Kineto's buffers, write out every unsaved result.
+void park_unsaved_results() {
+  std::lock_guard<std::mutex> lock(g_exports_mu);
+  static int counter = 0;
+  for (auto& w : g_exports) {
+    auto e = w.lock();
+    if (!e || e->saved || !e->parked.empty() || !e->raw) continue;
+    auto path = std::filesystem::temp_directory_path() /
+                ("wb-trace-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".json");
+    e->raw->save(path.string());
+    e->parked = path;
+  }
+  g_exports.erase(std::remove_if(g_exports.begin(), g_exports.end(),
+                                 [](const auto& w) {
+                                   auto e = w.lock();
+                                   return !e || e->saved || !e->parked.empty();
+                                 }),
+                  g_exports.end());
+}
+
+void register_export(const std::shared_ptr<CycleResult::Export>& e) {
+  std::lock_guard<std::mutex> lock(g_exports_mu);
+  g_exports.push_back(e);
+}
+}  // namespace
+
 void CycleResult::save_chrome_trace(const std::filesystem::path& path) {
-  if (saved_) throw std::logic_error("Kineto serializes a profiler result only once: " + path.string());
-  if (!raw) throw std::logic_error("no profiler result to save");
   namespace fs = std::filesystem;
+  if (!export_ || !export_->raw) throw std::logic_error("no profiler result to save");
+  if (export_->saved) throw std::logic_error("Kineto serializes a profiler result only once: " + path.string());
   fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  fs::path tmp = dir / (path.filename().string() + ".partial-" + std::to_string(::getpid()));
-  raw->save(tmp.string());
+  fs::path tmp = dir / ("." + path.filename().string() + ".partial-" + std::to_string(::getpid()));
   std::error_code ec;
+  if (!export_->parked.empty()) {
+    fs::rename(export_->parked, tmp, ec);  // same file system: a move
+    if (ec) {                              // another one (e.g. /tmp is tmpfs): copy
+      ec.clear();
+      fs::copy_file(export_->parked, tmp, fs::copy_options::overwrite_existing, ec);
+      if (ec) throw std::runtime_error("cannot copy the trace to " + tmp.string() + ": " + ec.message());
+      fs::remove(export_->parked, ec);
+    }
+    export_->parked.clear();
+  } else {
+    export_->raw->save(tmp.string());
+  }
   if (!fs::exists(tmp, ec) || fs::file_size(tmp, ec) == 0) {
     fs::remove(tmp, ec);
     throw std::runtime_error("Kineto wrote no trace to " + tmp.string());
   }
   fs::rename(tmp, path, ec);
   if (ec) {
-    fs::remove(tmp);
+    fs::remove(tmp, ec);
     throw std::runtime_error("cannot move the trace into place at " + path.string() + ": " + ec.message());
   }
-  saved_ = true;
+  export_->saved = true;
 }
 
 const Trace& CycleResult::trace() const {
@@ -126,6 +179,7 @@ std::set<ti::ActivityType> make_activities(bool cuda) {
 }  // namespace
 
 void Profiler::prepare() {
+  park_unsaved_results();
   tp::prepareProfiler(make_config(opts_.record_shapes), make_activities(cuda_));
   prepared_ = true;
 }
@@ -147,7 +201,10 @@ void Profiler::disable_and_collect() {
   pending_->cycle = static_cast<int>(results_.size());
   pending_->first_step = cycle_first_step_;
   pending_->last_step = last_closed_step_;
-  pending_->raw = std::move(raw);
+  pending_->raw = raw;
+  pending_->export_ = std::make_shared<CycleResult::Export>();
+  pending_->export_->raw = std::move(raw);
+  register_export(pending_->export_);
 }
 
 void Profiler::open_step_scope() {

@@ -5,13 +5,20 @@
 //   timeline TRACE -o out.svg --from-us 120 --to-us 400
 //                                                 a time range, in µs since the trace starts
 //                                                 (the numbers on the picture's axis)
+//
+// Exit codes: 0 written, 1 unreadable trace (or the SVG could not be written), 2 bad flags.
+// Every flag is checked before the trace is read.
 #include <CLI/CLI.hpp>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <string>
 
+#include "workbook/fs_util.hpp"
 #include "workbook/model.hpp"
 #include "workbook/timeline_svg.hpp"
 #include "workbook/trace_reader.hpp"
@@ -35,6 +42,24 @@ std::pair<int, int> parse_steps(const std::string& s) {
   }
 }
 
+// -o must name a file in a folder we can write to. Throws CLI::ValidationError.
+void check_output(const std::string& out) {
+  namespace fs = std::filesystem;
+  const fs::path p(out);
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  std::error_code ec;
+  if (fs::is_directory(p, ec))
+    throw CLI::ValidationError("--output", "'" + out + "' is a folder; name the .svg file to write");
+  if (!fs::is_directory(dir, ec))
+    throw CLI::ValidationError("--output", "folder '" + dir.string() + "' does not exist");
+  // Try it (access() would say yes to root even where nothing can be created).
+  std::string probe = (dir / ".timeline-probe-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) throw CLI::ValidationError("--output", "folder '" + dir.string() + "' is not writable");
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -56,37 +81,48 @@ int main(int argc, char** argv) {
   app.add_option("--width", width, "picture width in px")->check(CLI::Range(400, 20000));
   app.add_option("--depth", depth, "CPU call-depth rows to draw")->check(CLI::Range(1, 32));
   app.add_flag("--no-flows", no_flows, "leave out the launch -> kernel lines");
-  CLI11_PARSE(app, argc, argv);
-
+  wb::TimelineOptions opts;
   try {
-    const wb::Trace trace = wb::read_trace(trace_path);
-    const wb::TraceModel model(trace);
-    wb::TimelineOptions opts;
+    app.parse(argc, argv);
     opts.title = title;
     opts.width_px = width;
     opts.max_depth = depth;
     opts.flows = !no_flows;
     if (!steps.empty()) {
       const auto [first, last] = parse_steps(steps);
+      if (first > last)
+        throw CLI::ValidationError("--steps", "FIRST-LAST needs FIRST <= LAST, got '" + steps + "'");
       opts.first_step = first;
       opts.last_step = last;
     }
+    if (*from && !(std::abs(from_us) < 1e12 && std::abs(to_us) < 1e12))
+      throw CLI::ValidationError("--from-us/--to-us", "must be finite and below 1e12 µs");
+    if (*from && !(from_us < to_us))
+      throw CLI::ValidationError("--from-us/--to-us", "the window must end after it starts");
+    check_output(out_path);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help
+  } catch (const CLI::Error& e) {
+    app.exit(e);  // prints the message naming the flag, and the usage hint
+    return 2;
+  }
+
+  try {
+    const wb::Trace trace = wb::read_trace(trace_path);
+    const wb::TraceModel model(trace);
     if (*from) {
-      if (!(std::abs(from_us) < 1e12 && std::abs(to_us) < 1e12))
-        throw std::invalid_argument("timeline: --from-us/--to-us must be finite and below 1e12 µs");
       const int64_t origin = wb::timeline_origin_ns(trace);
       opts.from_ns = origin + static_cast<int64_t>(from_us * 1000.0);
       opts.to_ns = origin + static_cast<int64_t>(to_us * 1000.0);
     }
-    wb::write_timeline_svg(model, opts, out_path);
+    wb::write_file_atomic(out_path, wb::render_timeline_svg(model, opts));  // never half a picture
     std::cout << "timeline: wrote " << out_path << "\n";
     return 0;
-  } catch (const CLI::Error& e) {
-    return app.exit(e);
   } catch (const wb::TraceError& e) {
     std::cerr << "timeline: cannot read trace: " << e.what() << "\n";
   } catch (const std::exception& e) {
-    std::cerr << e.what() << "\n";
+    const std::string what = e.what();  // the picture's own errors already say "timeline:"
+    std::cerr << (what.rfind("timeline:", 0) == 0 ? "" : "timeline: ") << what << "\n";
   }
   return 1;
 }

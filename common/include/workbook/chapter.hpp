@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "workbook/fs_util.hpp"
 #include "workbook/lessons.hpp"
 #include "workbook/profiler.hpp"
 #include "workbook/schedule.hpp"
@@ -39,12 +40,14 @@ struct UsageError : std::runtime_error {
 
 struct ChapterConfig {
   int64_t size = 64;
+  int64_t batch = 1;               // leading axis of x, w, b; the memory check counts batch*N*N
   std::string dtype = "auto";      // auto | bf16 | fp16 | fp32
   std::string device = "auto";     // auto | cpu | cuda
   std::string schedule = "1,1,3,1";
   std::filesystem::path out;       // default: out/<chapter name>
   std::string sort_by = "";        // default: cuda_time_total on GPU, cpu_time_total on CPU
   int row_limit = 15;
+  int threads = 0;                 // LibTorch intra-op CPU threads; 0 = LibTorch's default
   bool quiet = false;              // print less (tests, scripts)
   bool check = false;              // exit 3 when a lesson's pattern does not hold
   bool compare = false;            // compare with expected_output/<platform>/<chapter>
@@ -88,6 +91,8 @@ class Chapter {
 
   // Parses and validates flags (exit 2 on error, 0 for --help), prepares --out, picks the
   // device, then runs `body`. Errors thrown by `body` are reported cleanly (exit 1).
+  // Ctrl-C (SIGINT) or SIGTERM stops the run between two steps, before report() writes
+  // anything, so the files already in --out stay as they were (exit 128 + signal: 130, 143).
   int main(int argc, char** argv, const std::function<int(Run&)>& body);
 
  private:
@@ -136,6 +141,7 @@ class Run {
   Schedule schedule_;
   torch::Device device_{torch::kCPU};
   torch::ScalarType dtype_ = torch::kFloat;
+  std::optional<DirLock> lock_;    // --out, for the whole run: a second run there stops at once
 };
 
 }  // namespace wb

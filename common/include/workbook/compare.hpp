@@ -70,6 +70,14 @@ std::string detect_platform(const Trace& t);
 // DIR/trace.json or DIR/trace.json.gz; empty path if neither exists.
 std::filesystem::path find_trace_file(const std::filesystem::path& dir);
 
+// Checks, before a run does any work, that ROOT/PLATFORM/CHAPTER exists and that its files
+// (and those of its variant subfolders) parse. `platform_reason` says where the platform came
+// from ("your --platform", "this machine's GPU: NVIDIA H200"). Returns the folder; throws
+// CompareError saying what is missing or corrupt.
+std::filesystem::path check_reference(const std::string& chapter, const std::string& platform,
+                                      const std::string& platform_reason,
+                                      const std::filesystem::path& expected_root);
+
 // Throws CompareError for a missing/corrupt run or reference.
 CompareReport compare_run(const std::filesystem::path& run_dir, const CompareOptions& o);
 std::string render_compare(const CompareReport& r, Format f);

@@ -17,6 +17,8 @@ void prepare_output_dir(const std::filesystem::path& dir);
 
 // An exclusive lock on an output folder (flock on DIR/.lock), so two runs writing the same
 // --out fail clearly instead of interleaving files. Released by the destructor (or process exit).
+// Within one process the lock nests: the harness holds --out for the whole run, and report()
+// or a chapter may lock the same folder again without failing.
 class DirLock {
  public:
   explicit DirLock(const std::filesystem::path& dir);  // throws std::runtime_error if held
@@ -26,6 +28,7 @@ class DirLock {
 
  private:
   int fd_ = -1;
+  unsigned long long dev_ = 0, ino_ = 0;  // the lock file's identity, for nesting
 };
 
 }  // namespace wb

@@ -52,10 +52,17 @@ struct CycleResult {
   // Writes the Chrome trace (open it in https://ui.perfetto.dev) atomically: a temp file in the
   // same folder, renamed into place, so an interrupted run never leaves half a file.
   // Kineto can serialize a result only once; a second call throws.
+  // Kineto's exporter reads the CUPTI buffers of its session, which the next profiling session
+  // reuses: a result saved after another session started shows its kernels at ts 0, dur 0.
+  // So when any wb::Profiler prepares a new session, every unsaved result is first written
+  // ("parked") to a temp file, and this call moves that file into place.
   void save_chrome_trace(const std::filesystem::path& path);
 
+  struct Export;  // the result's serialization state, shared with the process-wide registry
+
  private:
-  bool saved_ = false;
+  friend class Profiler;
+  std::shared_ptr<Export> export_;
   mutable std::shared_ptr<Trace> trace_;
 };
 

@@ -1,0 +1,171 @@
+// The exercise layer over the chapter harness. The one translation unit of the exercises that
+// includes <torch/torch.h> (through workbook/chapter.hpp): compiled once, shared by every
+// exercise program.
+#include "exercise.hpp"
+
+#include <torch/torch.h>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "exercise/measure.hpp"
+#include "workbook/chapter.hpp"
+#include "workbook/fs_util.hpp"
+#include "workbook/model.hpp"
+#include "workbook/trace_reader.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ex {
+
+struct Run::State {
+  bool quiet = false;         // the learner's --quiet (the harness runs quiet when lessons are hidden)
+  bool hide_lessons = false;
+  nlohmann::json answers = nlohmann::json::object();
+  Workload workload;
+  bool profiled = false;
+  std::optional<wb::Trace> trace;  // the trace profile() wrote, read back from disk
+};
+
+Run::Run(wb::Run& harness, bool quiet, bool hide_lessons) : h_(harness), s_(std::make_unique<State>()) {
+  s_->quiet = quiet;
+  s_->hide_lessons = hide_lessons;
+  if (hide_lessons)  // the harness is quiet: say what it would have said first
+    say(std::string("device: ") + (h_.on_cuda() ? "cuda" : "cpu") + ", dtype: " + h_.dtype_name() +
+        ", size: " + std::to_string(h_.size()) + ", schedule: " + h_.schedule().str());
+}
+Run::~Run() = default;
+
+int64_t Run::size() const { return h_.size(); }
+bool Run::on_cuda() const { return h_.on_cuda(); }
+at::TensorOptions Run::options() const { return h_.options(); }
+const fs::path& Run::out() const { return h_.out(); }
+void Run::say(const std::string& text) const {
+  if (s_->quiet) return;
+  std::cout << text << (text.empty() || text.back() == '\n' ? "" : "\n") << std::flush;
+}
+
+void Run::require_cuda(const std::string& what) const {
+  if (!h_.on_cuda())
+    throw wb::UsageError(what + " needs a CUDA device, and this run is on the CPU (run it on a GPU machine, "
+                                "with --device cuda or auto)");
+}
+
+void Run::profile(const std::function<void()>& step, const Workload& w) {
+  if (s_->profiled)
+    throw std::logic_error("profile() was called twice: an exercise profiles one workload (the second "
+                           "report would overwrite the first one's trace.json)");
+  wb::CycleResult cycle = h_.profile(step);
+  wb::ReportOptions ro;
+  ro.batch = w.batch;
+  ro.annotation = w.annotation;
+  wb::RunOutputs o;
+  if (s_->hide_lessons) {
+    // The quiet harness still prints a one-line summary of the lessons; this exercise shows none.
+    struct Mute {
+      std::streambuf* saved = std::cout.rdbuf(nullptr);
+      ~Mute() { std::cout.rdbuf(saved); }
+    } mute;
+    o = h_.report(cycle, ro);
+  } else {
+    o = h_.report(cycle, ro);
+  }
+  s_->workload = w;
+  s_->profiled = true;
+  s_->trace = wb::read_trace(o.trace);
+  if (s_->hide_lessons) {
+    std::ifstream table(o.table);
+    std::stringstream text;
+    text << table.rdbuf();
+    say(text.str());
+    say("The lesson report is not printed for this exercise: find the answer in the table and the trace\n"
+        "first. It is saved in " + o.lessons_txt.string() + " for afterwards.\n"
+        "Open the trace: https://ui.perfetto.dev -> 'Open trace file' -> " + o.trace.string() +
+        "\nOr look at the picture: " + o.svg.string());
+  }
+}
+
+double Run::gemm_median_us() const {
+  if (!s_->trace) throw std::logic_error("gemm_median_us() needs a profile() first");
+  const wb::TraceModel m(*s_->trace);
+  const exercise::GemmSamples g = exercise::gemm_samples(m);
+  if (g.count == 0)
+    throw std::runtime_error("no GEMM in the recorded steps (" + g.where + "): did the step still multiply?");
+  return g.median_us;
+}
+
+std::string Run::gemm_summary() const {
+  if (!s_->trace) throw std::logic_error("gemm_summary() needs a profile() first");
+  const wb::TraceModel m(*s_->trace);
+  return exercise::describe(exercise::gemm_samples(m));
+}
+
+void Run::answer_int(const std::string& key, int64_t v) { s_->answers[key] = v; }
+void Run::answer_number(const std::string& key, double v) { s_->answers[key] = v; }
+void Run::answer_text(const std::string& key, const std::string& v) { s_->answers[key] = v; }
+void Run::answer_bool(const std::string& key, bool v) { s_->answers[key] = v; }
+
+void Run::finish() {
+  // run.json: what ran, for the checker (the trace cannot say N, the batch or the dtype).
+  const nlohmann::json info = {
+      {"size", h_.size()},
+      {"batch", s_->workload.batch},
+      {"annotation", s_->workload.annotation},
+      {"device", h_.on_cuda() ? "cuda" : "cpu"},
+      {"dtype", h_.dtype_name()},
+      {"dtype_bytes", h_.dtype_bytes()},
+      {"schedule", h_.schedule().str()},
+      {"profiled", s_->profiled},
+  };
+  wb::DirLock lock(out());
+  wb::write_file_atomic(out() / "run.json", info.dump(2) + "\n");
+  if (!s_->answers.empty()) {
+    wb::write_file_atomic(out() / "answer.json", s_->answers.dump(2) + "\n");
+    say("Your answers (saved in " + (out() / "answer.json").string() + "):\n" + s_->answers.dump(2));
+  } else {
+    std::error_code ec;
+    fs::remove(out() / "answer.json", ec);  // no stale answers from an earlier version of the program
+  }
+}
+
+Exercise::Exercise(std::string name, std::string title) : name_(std::move(name)), title_(std::move(title)) {}
+
+int Exercise::main(int argc, char** argv, const std::function<void(Run&)>& body) {
+  wb::Chapter ch{name_, title_};
+  ch.defaults().size = defaults_.size;
+  ch.defaults().schedule = defaults_.schedule;
+  ch.defaults().sort_by = defaults_.sort_by;
+  // --help shows this program's defaults, not the chapters'.
+  CLI::Option* size = ch.app().get_option("--size");
+  const bool per_device = defaults_.cpu_size > 0 && defaults_.cpu_size != defaults_.size;
+  size->default_str(per_device ? std::to_string(defaults_.size) + " on a GPU, " +
+                                     std::to_string(defaults_.cpu_size) + " on a CPU"
+                               : std::to_string(defaults_.size));
+  ch.app().get_option("--schedule")->default_str(defaults_.schedule);
+  if (!defaults_.sort_by.empty()) ch.app().get_option("--sort-by")->default_str(defaults_.sort_by);
+  // After parsing: the size for the device (as chapter 04 does), unless --size says otherwise;
+  // and a quiet harness when this program prints the table itself (lessons hidden).
+  bool quiet = false;
+  ch.app().final_callback([&] {
+    if (per_device && size->count() == 0) {
+      const std::string& dev = ch.defaults().device;
+      const bool gpu = dev == "cuda" || (dev == "auto" && wb::cuda_available());
+      ch.defaults().size = gpu ? defaults_.size : defaults_.cpu_size;
+    }
+    quiet = ch.defaults().quiet;
+    if (!defaults_.show_lessons) ch.defaults().quiet = true;
+  });
+  return ch.main(argc, argv, [&](wb::Run& harness) {
+    torch::manual_seed(0);  // the same inputs every run
+    Run run(harness, quiet, !defaults_.show_lessons);
+    body(run);
+    run.finish();
+    return 0;
+  });
+}
+
+}  // namespace ex
