@@ -24,19 +24,9 @@
 #include "workbook/model.hpp"
 #include "workbook/trace_reader.hpp"
 
-namespace {
+#include "bench_util.hpp"
 
-template <class F>
-double best_seconds(int reps, F&& f) {
-  f();  // warm-up: page cache, allocator
-  double best = 1e300;
-  for (int i = 0; i < reps; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return best;
-}
+namespace {
 
 // HTA's kernel types: names with "nccl" are communication, memcpy/memset events are memory,
 // every other GPU kernel is computation. Here: kernel events only (memcpy/memset are their own

@@ -25,19 +25,9 @@
 #include "workbook/table.hpp"
 #include "workbook/trace_reader.hpp"
 
-namespace {
+#include "bench_util.hpp"
 
-template <class F>
-double best_seconds(int reps, F&& f) {
-  f();  // warm-up: page cache, allocator
-  double best = 1e300;
-  for (int i = 0; i < reps; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return best;
-}
+namespace {
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -100,7 +100,7 @@ void CycleResult::save_chrome_trace(const std::filesystem::path& path) {
 }
 
 const Trace& CycleResult::trace() const {
-  if (!trace_) trace_ = std::make_shared<Trace>(raw ? trace_from_result(*raw) : Trace{});
+  if (!trace_) trace_ = std::make_shared<Trace>(export_ && export_->raw ? trace_from_result(*export_->raw) : Trace{});
   return *trace_;
 }
 
@@ -201,7 +201,6 @@ void Profiler::disable_and_collect() {
   pending_->cycle = static_cast<int>(results_.size());
   pending_->first_step = cycle_first_step_;
   pending_->last_step = last_closed_step_;
-  pending_->raw = raw;
   pending_->export_ = std::make_shared<CycleResult::Export>();
   pending_->export_->raw = std::move(raw);
   register_export(pending_->export_);

@@ -43,8 +43,6 @@ struct CycleResult {
   int cycle = 0;           // 0-based
   int first_step = -1;     // global step numbers recorded in this cycle
   int last_step = -1;
-  std::shared_ptr<torch::autograd::profiler::ProfilerResult> raw;
-
   // The model built from the in-memory events (what key_averages() sees). Built on first use,
   // like Python's lazy function events, so the profiled loop never pays for it.
   const Trace& trace() const;
