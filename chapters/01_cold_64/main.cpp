@@ -6,7 +6,7 @@
 // (cuBLAS handle and heuristics, lazy module loading), which is the lesson's "cold" part.
 // At 64x64 the GPU finishes each kernel in ~2 us while the CPU spends tens of us getting
 // there: the run is overhead-bound. README.md walks through the table and the trace.
-#include <torch/torch.h>
+#include <torch/types.h>  // tensors and their ops (torch/torch.h adds the nn/optim/data frontend)
 
 #include "workbook/chapter.hpp"
 

@@ -9,7 +9,7 @@
 // Experiments (README.md):
 //   --warmup-iters 0 --schedule 0,0,3    truly cold: the first recorded step pays everything
 //   --warmup-iters 0 --schedule 0,0,20   the profiler's own start-up (Activity Buffer Request)
-#include <torch/torch.h>
+#include <torch/types.h>  // tensors and their ops (torch/torch.h adds the nn/optim/data frontend)
 
 #include <iostream>
 

@@ -8,7 +8,7 @@
 // To show what the batch axis costs, the program also profiles the 2-D workload (N, N) in the
 // same process and prints both chains side by side. The batched run is the chapter's main
 // output (trace.json, table.txt, lessons); the 2-D one is saved as trace_2d.json.
-#include <torch/torch.h>
+#include <torch/types.h>  // tensors and their ops (torch/torch.h adds the nn/optim/data frontend)
 
 #include "chain_stats.hpp"
 #include "workbook/chapter.hpp"

@@ -9,7 +9,7 @@
 // Without a GPU the default size is 1024 (2*1024^3 = 2.1 GFLOP per step in fp32; 4096 would
 // take 64x longer on a laptop CPU), and the chapter checks the CPU-side version of the lesson:
 // the multiply itself dominates each step.
-#include <torch/torch.h>
+#include <torch/types.h>  // tensors and their ops (torch/torch.h adds the nn/optim/data frontend)
 
 #include <cstdio>
 

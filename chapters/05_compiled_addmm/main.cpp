@@ -8,7 +8,7 @@
 // Kineto trace and from a CUPTI launch census), what did each cost the CPU per step.
 // Order matters: everything unprofiled (timing, census) runs before the first profiler, because
 // Kineto keeps CUPTI's one subscriber slot once it has started. README.md tells the story.
-#include <torch/torch.h>
+#include <torch/types.h>  // tensors and their ops (torch/torch.h adds the nn/optim/data frontend)
 
 #include <algorithm>
 #include <iostream>

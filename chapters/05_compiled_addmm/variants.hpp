@@ -7,7 +7,7 @@
 //   graph  one step captured in a CUDA graph    what torch.compile(mode="reduce-overhead") relies on
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/types.h>  // tensors and their ops (torch/torch.h adds the nn/optim/data frontend)
 
 #include <filesystem>
 #include <functional>

@@ -8,6 +8,9 @@
 #include <iostream>
 #include <sstream>
 
+#include <ATen/Parallel.h>  // at::set_num_threads
+#include <torch/cuda.h>     // torch::cuda::is_available
+
 #ifdef WORKBOOK_WITH_CUDA
 #include <cuda_runtime_api.h>
 #endif

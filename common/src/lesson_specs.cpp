@@ -406,10 +406,12 @@ LessonsReport check_lessons(const TraceModel& m, const LessonSpec& spec, const F
   LessonsReport r = header(m, opts);
   r.chapter = spec.chapter;
   r.title = spec.title;
+  const lessons_detail::View view(m);  // once, for every fact
   std::map<std::string, Fact> measured;  // each fact once, however many expectations use it
   for (const auto& e : spec.expect) {
     auto it = measured.find(e.fact);
-    if (it == measured.end()) it = measured.emplace(e.fact, compute_fact(e.fact, m, opts)).first;
+    if (it == measured.end())
+      it = measured.emplace(e.fact, lessons_detail::compute_fact(e.fact, view, opts)).first;
     r.facts.push_back(apply_pattern(it->second, e.pattern, m.trace(), opts.problem));
   }
   count(r);
@@ -420,7 +422,8 @@ LessonsReport inspect_trace(const TraceModel& m, const FactOptions& o) {
   LessonsReport r = header(m, o);
   r.kind = "inspect";
   r.title = "Cheatsheet patterns found in the trace";
-  for (const auto& fi : all_facts()) r.facts.push_back(fi.fn(m, o));
+  const lessons_detail::View view(m);  // once, for every fact
+  for (const auto& fi : lessons_detail::view_facts()) r.facts.push_back(fi.fn(view, o));
   count(r);
   return r;
 }

@@ -67,12 +67,12 @@ void add_evidence(Fact& f, std::string line) {
 }  // namespace
 
 // ---- 1. overhead-bound vs compute-bound ------------------------------------------------
-Fact fact_overhead_bound(const TraceModel& m, const FactOptions&) {
+Fact fact_overhead_bound(const View& v, const FactOptions&) {
+  const TraceModel& m = v.m;
   Fact f = start("overhead_bound", "Overhead-bound vs compute-bound",
                  {"overhead-bound: Self CUDA total < 0.1 x Self CPU total",
                   "the cheatsheet's 'CPU total >> CUDA total'; 64x64 runs sit near 0.01",
                   {{"/cuda_cpu_ratio", Op::Lt, 0.1, Gpu}}});
-  const View v(m);
   // The table's footers, summed the way Python sums them.
   int64_t cpu_ns = 0, cuda_ns = 0;
   for (const auto& row : key_averages(m.trace())) {
@@ -113,12 +113,12 @@ Fact fact_overhead_bound(const TraceModel& m, const FactOptions&) {
 }
 
 // ---- 2. step widths ---------------------------------------------------------------------
-Fact fact_step_widths(const TraceModel& m, const FactOptions&) {
+Fact fact_step_widths(const View& v, const FactOptions&) {
+  const TraceModel& m = v.m;
   Fact f = start("step_widths", "ProfilerStep widths (cold start)",
                  {"cold start: first active step >= 1.5 x the median of the others",
                   "noise between warm steps stays well under 1.5x; a cold first step is 2-3x",
                   {{"/first_over_median_rest", Op::Ge, 1.5, Any}}});
-  const View v(m);
   const auto& steps = m.steps();
   if (steps.size() < 2)
     return not_measurable(std::move(f), fmt::format("needs at least 2 ProfilerStep windows, the "
@@ -150,12 +150,12 @@ Fact fact_step_widths(const TraceModel& m, const FactOptions&) {
 }
 
 // ---- 3. dead window ---------------------------------------------------------------------
-Fact fact_dead_window(const TraceModel& m, const FactOptions& o) {
+Fact fact_dead_window(const View& v, const FactOptions& o) {
+  const TraceModel& m = v.m;
   Fact f = start("dead_window", "Dead window: annotation start to its first op",
                  {"one-time setup: first gap >= 1.5 x the median later gap",
                   "a cold first gap is 2-15x the later ones on the reference runs",
                   {{"/first_over_median_later", Op::Ge, 1.5, Any}}});
-  const View v(m);
   json arr = json::array();
   std::vector<double> gaps;
   for (EventIdx a : v.annotations(o.annotation)) {
@@ -192,12 +192,12 @@ Fact fact_dead_window(const TraceModel& m, const FactOptions& o) {
 }
 
 // ---- 4. dispatch chain ------------------------------------------------------------------
-Fact fact_dispatch_chain(const TraceModel& m, const FactOptions& o) {
+Fact fact_dispatch_chain(const View& v, const FactOptions& o) {
+  const TraceModel& m = v.m;
   Fact f = start("dispatch_chain", "Dispatch chain: annotation down to kernels",
                  {fmt::format("the '{}' annotation has a call tree", o.annotation),
                   "descriptive: chapters state which chain they expect",
                   {{"/instances", Op::Ge, 1, Any}}});
-  const View v(m);
   const auto anns = v.annotations(o.annotation);
   if (anns.empty())
     return not_measurable(std::move(f), fmt::format("no '{}' annotation in this trace (pick one "
@@ -229,23 +229,25 @@ Fact fact_dispatch_chain(const TraceModel& m, const FactOptions& o) {
 }
 
 // ---- 5. launch path ---------------------------------------------------------------------
-Fact fact_launch_path(const TraceModel& m, const FactOptions&) {
+Fact fact_launch_path(const View& v, const FactOptions&) {
+  const TraceModel& m = v.m;
   Fact f = start("launch_path", "Launch path per kernel and occupancy queries",
                  {"heavy adaptive kernel: an occupancy query precedes some launch",
                   "the cheatsheet's rule; the A100 showed it on every GEMM, the H200 only cold",
                   {{"/occupancy_queries", Op::Gt, 0, Gpu}}});
-  const View v(m);
   if (!v.gpu) return not_measurable(std::move(f), "CPU-only trace: nothing was launched");
   json launches = json::array();
-  std::map<std::string, int> apis;
-  std::set<std::string> gemm_launchers, ew_launchers, gemm_kernels;
+  // Names are views into the trace, turned into strings once at the end: a 100 MB trace has
+  // hundreds of thousands of launches and a handful of distinct names.
+  std::map<std::string_view, int> apis;
+  std::set<std::string_view> gemm_launchers, ew_launchers, gemm_kernels;
   int gemm_occ = 0, ew_occ = 0, occ_total = 0;
   for (EventIdx d : v.device) {
     const Event& e = m.at(d);
     const auto l = m.launcher(d);
-    const std::string api = l ? m.at(*l).name : "(no launch call recorded)";
+    const std::string_view api = l ? std::string_view(m.at(*l).name) : "(no launch call recorded)";
     const int occ = l ? occupancy_queries_before(m, *l) : 0;
-    const KClass k = classify(e);
+    const KClass k = v.kclass(d);
     apis[api]++;
     occ_total += occ;
     if (k == KClass::Gemm) {
@@ -267,10 +269,15 @@ Fact fact_launch_path(const TraceModel& m, const FactOptions&) {
   }
   for (const auto& [api, n] : apis) add_evidence(f, fmt::format("{} x{}", api, n));
   f.data["launches"] = launches;
-  f.data["launch_apis"] = apis;
-  f.data["gemm_launchers"] = gemm_launchers;
-  f.data["gemm_kernels"] = gemm_kernels;
-  f.data["elementwise_launchers"] = ew_launchers;
+  auto strings = [](const std::set<std::string_view>& v) {
+    return std::vector<std::string>(v.begin(), v.end());
+  };
+  json api_counts = json::object();
+  for (const auto& [api, n] : apis) api_counts[std::string(api)] = n;
+  f.data["launch_apis"] = api_counts;
+  f.data["gemm_launchers"] = strings(gemm_launchers);
+  f.data["gemm_kernels"] = strings(gemm_kernels);
+  f.data["elementwise_launchers"] = strings(ew_launchers);
   f.data["gemm_occupancy_queries"] = gemm_occ;
   f.data["elementwise_occupancy_queries"] = ew_occ;
   f.data["occupancy_queries"] = occ_total;
@@ -284,12 +291,12 @@ Fact fact_launch_path(const TraceModel& m, const FactOptions&) {
 }
 
 // ---- 5b. copies hidden next to a launch --------------------------------------------------
-Fact fact_copies_next_to_launch(const TraceModel& m, const FactOptions&) {
+Fact fact_copies_next_to_launch(const View& v, const FactOptions&) {
+  const TraceModel& m = v.m;
   Fact f = start("copies_next_to_launch", "Copies and memsets next to a kernel launch",
                  {"a cudaMemcpyAsync/cudaMemsetAsync hides next to a kernel launch",
                   "the cheatsheet's rule: count copies/memsets issued by an op that also launches",
                   {{"/copies", Op::Gt, 0, Gpu}}});
-  const View v(m);
   if (!v.gpu) return not_measurable(std::move(f), "CPU-only trace: no device copies");
   // Group the window's device work by the CPU op that issued it, in issue order.
   std::map<EventIdx, std::vector<EventIdx>> by_op;
@@ -302,21 +309,26 @@ Fact fact_copies_next_to_launch(const TraceModel& m, const FactOptions&) {
     for (EventIdx d : work) has_kernel = has_kernel || m.at(d).kind == Kind::Kernel;
     if (!has_kernel || work.size() < 2) continue;
     bool seen_dtod = false, seen_memset = false;
+    // The first 50 ops are written out (their sequences, and the evidence among them); the rest
+    // are only counted.
+    const bool describe = ops.size() < 50;
     json seq = json::array();
     for (EventIdx d : work) {
       const Event& e = m.at(d);
-      const auto l = m.launcher(d);
-      seq.push_back(fmt::format("{} via {}", short_name(e.name), l ? m.at(*l).name : "?"));
+      if (describe) {
+        const auto l = m.launcher(d);
+        seq.push_back(fmt::format("{} via {}", short_name(e.name), l ? m.at(*l).name : "?"));
+      }
       if (e.kind == Kind::Memcpy || e.kind == Kind::Memset) copies++;
       if (e.kind == Kind::Memcpy && is_dtod(e)) seen_dtod = true;
       if (e.kind == Kind::Memset) seen_memset = true;
-      if (classify(e) == KClass::Gemm) {
+      if (v.kclass(d) == KClass::Gemm) {
         dtod_before_gemm += seen_dtod;
         memset_before_gemm += seen_memset;
       }
     }
-    if (ops.size() < 50) ops.push_back({{"op", m.at(op).name}, {"step", v.step_number(op)},
-                                        {"sequence", seq}});
+    if (!describe) continue;
+    ops.push_back({{"op", m.at(op).name}, {"step", v.step_number(op)}, {"sequence", seq}});
     add_evidence(f, fmt::format("{} in {}: {}", m.at(op).name, v.step_label(op),
                                 join(seq.get<std::vector<std::string>>(), " -> ", "")));
   }
@@ -337,20 +349,20 @@ Fact fact_copies_next_to_launch(const TraceModel& m, const FactOptions&) {
 }
 
 // ---- 6. kernel footprint ----------------------------------------------------------------
-Fact fact_kernel_footprint(const TraceModel& m, const FactOptions&) {
+Fact fact_kernel_footprint(const View& v, const FactOptions&) {
+  const TraceModel& m = v.m;
   Fact f = start("kernel_footprint", "Kernel footprint: registers, shared memory, grid, block",
                  {"heavy vs light: the GEMM uses >= 2x the registers/thread of the elementwise "
                   "kernel",
                   "tensor-core GEMMs use 150-250 registers/thread, elementwise kernels ~20-40",
                   {{"/gemm_over_elementwise_registers", Op::Ge, 2, Gpu}}});
-  const View v(m);
   if (!v.gpu) return not_measurable(std::move(f), "CPU-only trace: no kernels");
   json kernels = json::array();
-  std::set<std::string> seen;
+  std::set<std::string_view> seen;
   for (EventIdx d : v.device) {
     const Event& e = m.at(d);
     if (!e.kernel || !seen.insert(e.name).second) continue;
-    const KClass k = classify(e);
+    const KClass k = v.kclass(d);
     const json fp = footprint_json(e);
     json row = fp;
     row["kernel"] = e.name;
@@ -382,13 +394,13 @@ Fact fact_kernel_footprint(const TraceModel& m, const FactOptions&) {
 // Per step we take the *shortest* wait: when even the quickest launch of a step waits long,
 // the queue never drained. (A median of 2 launches is their mean, which a GEMM's queue-mate
 // inflates at any size.)
-Fact fact_launch_latency(const TraceModel& m, const FactOptions&) {
+Fact fact_launch_latency(const View& v, const FactOptions&) {
+  const TraceModel& m = v.m;
   Fact f = start("launch_latency", "Launch-to-start latency (CPU running ahead)",
                  {"CPU runs ahead: the shortest launch-to-start wait grows >= 3x from the first "
                   "step to the last",
                   "at 64 it stays ~10-20 us in every step; a filling queue grows it ~10x in 3 steps",
                   {{"/growth", Op::Ge, 3, Gpu}}});
-  const View v(m);
   if (!v.gpu) return not_measurable(std::move(f), "CPU-only trace: nothing was launched");
   json samples = json::array();
   std::vector<std::pair<std::string, std::vector<double>>> groups;  // label -> latencies
@@ -442,13 +454,13 @@ Fact fact_launch_latency(const TraceModel& m, const FactOptions&) {
 }
 
 // ---- 8. end-of-window synchronization ---------------------------------------------------
-Fact fact_end_sync(const TraceModel& m, const FactOptions&) {
+Fact fact_end_sync(const View& v, const FactOptions&) {
+  const TraceModel& m = v.m;
   Fact f = start("end_sync", "End-of-window synchronization",
                  {"idle wait: the GPU is busy < 50% of the final sync",
                   "at 64 the GPU has finished before the sync starts; at 4096 it is draining a "
                   "queue for most of it",
                   {{"/busy_during_sync_fraction", Op::Lt, 0.5, Gpu}}});
-  const View v(m);
   if (!v.gpu) return not_measurable(std::move(f), "CPU-only trace: no device to wait for");
   const auto syncs = m.find("cudaDeviceSynchronize");
   if (syncs.empty()) return not_measurable(std::move(f), "no cudaDeviceSynchronize in the trace");
@@ -473,21 +485,21 @@ Fact fact_end_sync(const TraceModel& m, const FactOptions&) {
 }
 
 // ---- 9. kernel duration distribution ----------------------------------------------------
-Fact fact_kernel_durations(const TraceModel& m, const FactOptions& o) {
+Fact fact_kernel_durations(const View& v, const FactOptions& o) {
+  const TraceModel& m = v.m;
   Fact f = start("kernel_durations", "Kernel duration distribution",
                  {fmt::format("same kernel varying: some run > {}x its median", o.outlier_factor),
                   "MAD is 0 for a handful of identical samples, so a ratio to the median is "
                   "steadier than median + k*MAD",
                   {{"/outliers", Op::Gt, 0, Gpu}}});
-  const View v(m);
   if (!v.gpu) return not_measurable(std::move(f), "CPU-only trace: no kernels");
-  std::map<std::string, std::vector<std::pair<double, EventIdx>>> by_name;
+  std::map<std::string_view, std::vector<std::pair<double, EventIdx>>> by_name;
   double total = 0, gemm = 0;
   for (EventIdx d : v.device) {
     const double t = us(m.at(d).dur_ns);
     by_name[m.at(d).name].push_back({t, d});
     total += t;
-    if (classify(m.at(d)) == KClass::Gemm) gemm += t;
+    if (v.kclass(d) == KClass::Gemm) gemm += t;
   }
   json rows = json::array();
   int outliers = 0;
@@ -506,12 +518,12 @@ Fact fact_kernel_durations(const TraceModel& m, const FactOptions& o) {
                                     us_str(dur), v.step_label(d), us_str(med)));
         outliers++;
       }
-    json row = {{"kernel", name}, {"class", class_name(classify(m.at(ds.front().second)))},
+    json row = {{"kernel", name}, {"class", class_name(v.kclass(ds.front().second))},
                 {"count", t.size()}, {"min_us", r3(*mn)}, {"median_us", r3(med)},
                 {"mean_us", r3(mean)}, {"max_us", r3(*mx)},
                 {"mean_over_median", med > 0 ? json(r3(mean / med)) : json(nullptr)},
                 {"outliers", out}};
-    if (classify(m.at(ds.front().second)) == KClass::Gemm && !f.data.contains("gemm"))
+    if (v.kclass(ds.front().second) == KClass::Gemm && !f.data.contains("gemm"))
       f.data["gemm"] = row;
     rows.push_back(row);
     table += fmt::format("{:>6} {:>10} {:>10} {:>10} {:>10}  {}{}\n", t.size(), us_str(*mn),
@@ -535,13 +547,13 @@ Fact fact_kernel_durations(const TraceModel& m, const FactOptions& o) {
 }
 
 // ---- 10. profiler artefacts and one-time setup -------------------------------------------
-Fact fact_profiler_artefacts(const TraceModel& m, const FactOptions&) {
+Fact fact_profiler_artefacts(const View& v, const FactOptions&) {
+  const TraceModel& m = v.m;
   Fact f = start("profiler_artefacts", "Profiler artefacts and one-time setup",
                  {"one-time work in the window: module loading, attribute setup or profiler "
                   "buffers appear",
                   "any such event is a symptom; a warm steady-state window has none",
                   {{"/count", Op::Gt, 0, Any}}});
-  const View v(m);
   std::map<std::string, std::pair<int, double>> found;  // name -> count, total us
   for (EventIdx i = 0; i < m.trace().events.size(); ++i) {
     const Event& e = m.at(i);
@@ -577,12 +589,12 @@ Fact fact_profiler_artefacts(const TraceModel& m, const FactOptions&) {
 }
 
 // ---- 11. achieved throughput ------------------------------------------------------------
-Fact fact_throughput(const TraceModel& m, const FactOptions& o) {
+Fact fact_throughput(const View& v, const FactOptions& o) {
+  const TraceModel& m = v.m;
   Fact f = start("throughput", "Achieved throughput vs the device's peak",
                  {"the GEMM runs at >= 50% of the device's peak",
                   "datasheet peaks are rarely exceeded; half of it means the chip is busy",
                   {{"/gemm_pct_of_peak", Op::Ge, 50, Gpu}}});
-  const View v(m);
   if (!v.gpu) return not_measurable(std::move(f), "CPU-only trace: no kernel times");
   const Problem& p = o.problem;
   if (p.n <= 0) return not_measurable(std::move(f), "problem size unknown (pass N, batch, dtype)");
@@ -590,7 +602,7 @@ Fact fact_throughput(const TraceModel& m, const FactOptions& o) {
   std::vector<std::pair<double, double>> copies;  // bytes, us
   for (EventIdx d : v.device) {
     const Event& e = m.at(d);
-    const KClass k = classify(e);
+    const KClass k = v.kclass(d);
     if (k == KClass::Gemm) gemm.push_back(us(e.dur_ns));
     if (k == KClass::Elementwise) ew.push_back(us(e.dur_ns));
     // A device-to-device copy reads and writes every byte: twice the payload in traffic.
@@ -649,12 +661,12 @@ Fact fact_throughput(const TraceModel& m, const FactOptions& o) {
 }
 
 // ---- table: hot loops -------------------------------------------------------------------
-Fact fact_hot_ops(const TraceModel& m, const FactOptions&) {
+Fact fact_hot_ops(const View& v, const FactOptions&) {
+  const TraceModel& m = v.m;
   Fact f = start("hot_ops", "Calls per step (hot loops)",
                  {"hot loop: some op is called >= 10 times per step",
                   "the workload itself calls each op once or a few times per step",
                   {{"/max_per_step", Op::Ge, 10, Any}}});
-  const View v(m);
   std::map<std::string, int> calls;
   for (EventIdx i = 0; i < m.trace().events.size(); ++i) {
     const Event& e = m.at(i);
@@ -687,12 +699,12 @@ Fact fact_hot_ops(const TraceModel& m, const FactOptions&) {
 }
 
 // ---- torch.compile markers --------------------------------------------------------------
-Fact fact_compile_markers(const TraceModel& m, const FactOptions&) {
+Fact fact_compile_markers(const View& v, const FactOptions&) {
+  const TraceModel& m = v.m;
   Fact f = start("compile_markers", "torch.compile markers",
                  {"compiled: TorchDynamo / Torch-Compiled Region / CompiledFxGraph rows appear",
                   "these rows exist only when torch.compile wrapped the code",
                   {{"/compiled", Op::Eq, true, Any}}});
-  const View v(m);
   std::map<std::string, int> found;
   bool cache_hit = false;
   for (EventIdx i = 0; i < m.trace().events.size(); ++i) {
@@ -716,6 +728,53 @@ Fact fact_compile_markers(const TraceModel& m, const FactOptions&) {
 }
 
 // ---- registry -----------------------------------------------------------------------------
+// The public fact_*(TraceModel) build their own View; inspect and check_lessons build one View
+// and hand it to every fact (it sorts all device work: worth doing once on a 100 MB trace).
+Fact fact_overhead_bound(const TraceModel& m, const FactOptions& o) { return fact_overhead_bound(View(m), o); }
+Fact fact_step_widths(const TraceModel& m, const FactOptions& o) { return fact_step_widths(View(m), o); }
+Fact fact_dead_window(const TraceModel& m, const FactOptions& o) { return fact_dead_window(View(m), o); }
+Fact fact_dispatch_chain(const TraceModel& m, const FactOptions& o) { return fact_dispatch_chain(View(m), o); }
+Fact fact_launch_path(const TraceModel& m, const FactOptions& o) { return fact_launch_path(View(m), o); }
+Fact fact_copies_next_to_launch(const TraceModel& m, const FactOptions& o) { return fact_copies_next_to_launch(View(m), o); }
+Fact fact_kernel_footprint(const TraceModel& m, const FactOptions& o) { return fact_kernel_footprint(View(m), o); }
+Fact fact_launch_latency(const TraceModel& m, const FactOptions& o) { return fact_launch_latency(View(m), o); }
+Fact fact_end_sync(const TraceModel& m, const FactOptions& o) { return fact_end_sync(View(m), o); }
+Fact fact_kernel_durations(const TraceModel& m, const FactOptions& o) { return fact_kernel_durations(View(m), o); }
+Fact fact_profiler_artefacts(const TraceModel& m, const FactOptions& o) { return fact_profiler_artefacts(View(m), o); }
+Fact fact_throughput(const TraceModel& m, const FactOptions& o) { return fact_throughput(View(m), o); }
+Fact fact_hot_ops(const TraceModel& m, const FactOptions& o) { return fact_hot_ops(View(m), o); }
+Fact fact_compile_markers(const TraceModel& m, const FactOptions& o) { return fact_compile_markers(View(m), o); }
+
+namespace lessons_detail {
+const std::vector<ViewFact>& view_facts() {
+  static const std::vector<ViewFact> kFacts = {
+      {"overhead_bound", fact_overhead_bound},
+      {"step_widths", fact_step_widths},
+      {"dead_window", fact_dead_window},
+      {"dispatch_chain", fact_dispatch_chain},
+      {"launch_path", fact_launch_path},
+      {"copies_next_to_launch", fact_copies_next_to_launch},
+      {"kernel_footprint", fact_kernel_footprint},
+      {"launch_latency", fact_launch_latency},
+      {"end_sync", fact_end_sync},
+      {"kernel_durations", fact_kernel_durations},
+      {"profiler_artefacts", fact_profiler_artefacts},
+      {"throughput", fact_throughput},
+      {"hot_ops", fact_hot_ops},
+      {"compile_markers", fact_compile_markers},
+  };
+  return kFacts;
+}
+
+Fact compute_fact(std::string_view id, const View& v, const FactOptions& o) {
+  for (const auto& fi : view_facts())
+    if (fi.id == id) return fi.fn(v, o);
+  std::string ids;
+  for (const auto& fi : view_facts()) ids += (ids.empty() ? "" : ", ") + std::string(fi.id);
+  throw std::invalid_argument(fmt::format("unknown lesson fact '{}' (known: {})", id, ids));
+}
+}  // namespace lessons_detail
+
 const std::vector<FactInfo>& all_facts() {
   static const std::vector<FactInfo> kFacts = {
       {"overhead_bound", fact_overhead_bound},
@@ -737,11 +796,7 @@ const std::vector<FactInfo>& all_facts() {
 }
 
 Fact compute_fact(std::string_view id, const TraceModel& m, const FactOptions& o) {
-  for (const auto& fi : all_facts())
-    if (fi.id == id) return fi.fn(m, o);
-  std::string ids;
-  for (const auto& fi : all_facts()) ids += (ids.empty() ? "" : ", ") + std::string(fi.id);
-  throw std::invalid_argument(fmt::format("unknown lesson fact '{}' (known: {})", id, ids));
+  return lessons_detail::compute_fact(id, View(m), o);
 }
 
 }  // namespace wb

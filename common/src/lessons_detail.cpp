@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <unordered_map>
 
 namespace wb::lessons_detail {
 
@@ -70,6 +71,14 @@ View::View(const TraceModel& model) : m(model) {
   std::sort(all_device.begin(), all_device.end(),
             [&](EventIdx a, EventIdx b) { return ev[a].start_ns < ev[b].start_ns; });
   gpu = !all_device.empty();
+  // Classified once per distinct name: a trace repeats a few kernel names thousands of times.
+  kclass_.assign(ev.size(), KClass::Other);
+  std::unordered_map<std::string_view, KClass> by_name;
+  for (EventIdx d : all_device) {
+    auto [it, fresh] = by_name.try_emplace(ev[d].name, KClass::Other);
+    if (fresh) it->second = classify(ev[d]);
+    kclass_[d] = it->second;
+  }
   if (m.steps().empty()) {
     device = all_device;
   } else {

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "workbook/lessons.hpp"
 #include "workbook/model.hpp"
 
 namespace wb::lessons_detail {
@@ -29,6 +30,9 @@ struct Interval {
 
 // Length of the union of the events' intervals, clipped to `clip`.
 int64_t union_ns(const TraceModel& m, const std::vector<EventIdx>& events, Interval clip);
+
+enum class KClass : uint8_t { Gemm, Elementwise, Memcpy, Memset, Other };
+KClass classify(const Event& e);  // by the kernel's name (cuBLAS/CUTLASS GEMMs, elementwise)
 
 // What the lessons look at: the ProfilerStep windows and the device work launched in them.
 class View {
@@ -50,13 +54,23 @@ class View {
   // A time since the trace's first event, as Perfetto and `timeline` show it: "at 812.3 us".
   std::string at(int64_t t_ns) const;
   std::string device_name() const;  // first device in deviceProperties, "" if none
+  // classify(), computed once per device event (other events: Other).
+  KClass kclass(EventIdx i) const { return i < kclass_.size() ? kclass_[i] : KClass::Other; }
 
  private:
   int64_t origin_ = 0;
+  std::vector<KClass> kclass_;
 };
 
-enum class KClass { Gemm, Elementwise, Memcpy, Memset, Other };
-KClass classify(const Event& e);
+// The lesson facts on a View built once (lessons.cpp); the public fact_*() build their own.
+struct ViewFact {
+  std::string_view id;
+  Fact (*fn)(const View& v, const FactOptions& o);
+};
+const std::vector<ViewFact>& view_facts();  // in teaching order, like all_facts()
+// Throws std::invalid_argument naming the known ids when `id` is unknown.
+Fact compute_fact(std::string_view id, const View& v, const FactOptions& o);
+
 std::string_view class_name(KClass k);
 bool is_dtod(const Event& memcpy);             // "Memcpy DtoD (Device -> Device)"
 std::string short_name(std::string_view name); // long template names cut to fit a line

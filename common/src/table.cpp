@@ -7,6 +7,8 @@
 #include "workbook/table.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <array>
 #include <cstdio>
 #include <map>
 #include <stdexcept>
@@ -47,23 +49,49 @@ using ThreadKey = std::pair<int64_t, int64_t>;  // (pid, tid)
 
 // One entry of Python's FunctionEvent list.
 struct Node {
-  const Event* ev = nullptr;
-  std::string key;
+  // What the passes below read of the event, copied in: they walk the nodes in time order, and
+  // reaching back into the events (file order) from there would miss the cache at every step.
+  Kind kind = Kind::Other;
+  bool is_async = false;
+  int64_t start_ns = 0, dur_ns = 0, linked_id = 0;
+  int64_t end_ns() const { return start_ns + dur_ns; }
+  bool is_user_annotation() const { return kind == Kind::UserAnnotation || kind == Kind::GpuUserAnnotation; }
+
+  std::string_view key;           // the event's name, or "ProfilerStep*" (no copies: 100k+ events)
   Side side = Side::Cpu;
   ThreadKey thread;
   int64_t id = 0;                 // correlation id (an overhead event borrows one, see below)
   int parent = -1;
   std::vector<int> children;      // direct CPU children
-  std::vector<int64_t> kernels;   // durations of device work this op launched (append_kernel)
+  int64_t kernels_ns = 0;         // device work this op launched (append_kernel; only its sum is read)
   bool removed = false;           // dropped by _remove_dup_nodes
-  bool is_op() const { return ev->kind == Kind::CpuOp || ev->kind == Kind::UserAnnotation; }
-  bool in_tree() const { return side == Side::Cpu && !ev->is_async; }
+  bool is_op() const { return kind == Kind::CpuOp || kind == Kind::UserAnnotation; }
+  bool in_tree() const { return side == Side::Cpu && !is_async; }
 };
 
-std::string rewrite_name(const std::string& name) {
+std::string_view rewrite_name(std::string_view name) {
   // _rewrite_name(with_wildcard=True): all profiler steps share one row.
-  return name.rfind("ProfilerStep#", 0) == 0 ? "ProfilerStep*" : name;
+  return name.substr(0, 13) == "ProfilerStep#" ? std::string_view("ProfilerStep*") : name;
 }
+
+// Per-thread state keyed by (pid, tid). Events come thread after thread in long runs, so the
+// last lookup is remembered.
+template <class V>
+class PerThread {
+ public:
+  V& operator[](const ThreadKey& k) {
+    if (!last_ || last_key_ != k) {
+      last_ = &map_[k];
+      last_key_ = k;
+    }
+    return *last_;
+  }
+
+ private:
+  std::map<ThreadKey, V> map_;  // node-based: references stay valid
+  ThreadKey last_key_{};
+  V* last_ = nullptr;
+};
 
 // Python's KinetoEvent gives an event without a correlation id of its own (CUPTI overhead such
 // as "Activity Buffer Request") the id of the event it sits in on its thread: the innermost
@@ -71,18 +99,18 @@ std::string rewrite_name(const std::string& name) {
 // that id the overhead row receives the device time of that op's kernels a second time. Python's
 // tables of cold runs show this double count; we mirror it so the two tables agree.
 void borrow_correlation_ids(std::vector<Node>& nodes) {
-  std::map<ThreadKey, std::vector<int>> open;
+  PerThread<std::vector<int>> open;
   for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
     Node& n = nodes[i];
     // Linked Kineto events already hang off their op and stay out of this tree.
-    if (n.side != Side::Cpu || (!n.is_op() && n.ev->linked_id != 0)) continue;
+    if (n.side != Side::Cpu || (!n.is_op() && n.linked_id != 0)) continue;
     auto& stack = open[n.thread];
     // Events that ended before this one starts are closed, with whatever is still above them.
     stack.erase(std::find_if(stack.begin(), stack.end(),
-                             [&](int j) { return nodes[j].ev->end_ns() < n.ev->start_ns; }),
+                             [&](int j) { return nodes[j].end_ns() < n.start_ns; }),
                 stack.end());
     if (n.id == 0 && !stack.empty()) n.id = nodes[stack.back()].id;
-    if (n.ev->dur_ns > 0) stack.push_back(i);
+    if (n.dur_ns > 0) stack.push_back(i);
   }
 }
 
@@ -92,19 +120,42 @@ std::vector<Node> build_event_list(const Trace& trace) {
   // thread of the earliest op/annotation stands in for it.
   std::unordered_map<int64_t, ThreadKey> op_thread;
   const Event* first_op = nullptr;
-  for (const auto& e : trace.events) {
-    if (e.kind != Kind::CpuOp && e.kind != Kind::UserAnnotation) continue;
-    if (e.id > 0) op_thread.emplace(e.id, ThreadKey{e.pid, e.tid});
-    if (!first_op || e.start_ns < first_op->start_ns) first_op = &e;
+
+  // Python's final order: by start, longer first on ties, then file order (a stable sort).
+  // Sorted as small keys, then the nodes are built in that order: sorting the nodes themselves,
+  // or pointers compared through the events, costs several times more on 100k+ events.
+  struct Order {
+    int64_t start, neg_end;
+    size_t index;  // file order
+    bool operator<(const Order& o) const {
+      return std::tie(start, neg_end, index) < std::tie(o.start, o.neg_end, o.index);
+    }
+  };
+  std::vector<Order> order;
+  order.reserve(trace.events.size());
+  for (size_t i = 0; i < trace.events.size(); ++i) {
+    const Event& e = trace.events[i];
+    if (e.kind == Kind::CpuOp || e.kind == Kind::UserAnnotation) {
+      if (e.id > 0) op_thread.emplace(e.id, ThreadKey{e.pid, e.tid});
+      if (!first_op || e.start_ns < first_op->start_ns) first_op = &e;
+    }
+    if (side_of(e) == Side::Skip || is_filtered_name(e.name)) continue;
+    order.push_back({e.start_ns, -e.end_ns(), i});
   }
+  std::stable_sort(order.begin(), order.end());  // merge sort: events come nearly in order
   const ThreadKey home = first_op ? ThreadKey{first_op->pid, first_op->tid} : ThreadKey{0, 0};
 
   std::vector<Node> nodes;
-  for (const auto& e : trace.events) {
+  nodes.reserve(order.size());
+  for (const Order& o : order) {
+    const Event& e = trace.events[o.index];
     const Side side = side_of(e);
-    if (side == Side::Skip || is_filtered_name(e.name)) continue;
     Node n;
-    n.ev = &e;
+    n.kind = e.kind;
+    n.is_async = e.is_async;
+    n.start_ns = e.start_ns;
+    n.dur_ns = e.dur_ns;
+    n.linked_id = e.linked_id;
     n.key = rewrite_name(e.name);
     n.side = side;
     n.thread = {e.pid, e.tid};
@@ -115,24 +166,19 @@ std::vector<Node> build_event_list(const Trace& trace) {
     }
     nodes.push_back(std::move(n));
   }
-  // Python's final order: by start, longer first on ties (a stable sort of the file order).
-  std::stable_sort(nodes.begin(), nodes.end(), [](const Node& a, const Node& b) {
-    if (a.ev->start_ns != b.ev->start_ns) return a.ev->start_ns < b.ev->start_ns;
-    return a.ev->end_ns() > b.ev->end_ns();
-  });
   borrow_correlation_ids(nodes);
 
   // GPU attribution: device events are filed under their linked id (the op's "External id");
   // each unlinked, synchronous CPU event takes the time of the device work filed under its id.
-  std::unordered_map<int64_t, std::vector<int64_t>> device_by_link;
+  std::unordered_map<int64_t, int64_t> device_by_link;
   for (const auto& n : nodes)
     // Not the GPU-side annotation: it names its CPU annotation, yet Python never adds it to that
     // annotation's CUDA time (the H200 tables: matmul_add's CUDA total = its kernels only).
-    if (n.side == Side::Device && n.ev->kind != Kind::GpuUserAnnotation && n.ev->linked_id > 0)
-      device_by_link[n.ev->linked_id].push_back(n.ev->dur_ns);
+    if (n.side == Side::Device && n.kind != Kind::GpuUserAnnotation && n.linked_id > 0)
+      device_by_link[n.linked_id] += n.dur_ns;
   for (auto& n : nodes) {
-    if (n.ev->linked_id != 0 || !n.in_tree() || n.id <= 0) continue;
-    if (auto it = device_by_link.find(n.id); it != device_by_link.end()) n.kernels = it->second;
+    if (n.linked_id != 0 || !n.in_tree() || n.id <= 0) continue;
+    if (auto it = device_by_link.find(n.id); it != device_by_link.end()) n.kernels_ns = it->second;
   }
   return nodes;
 }
@@ -141,14 +187,14 @@ std::vector<Node> build_event_list(const Trace& trace) {
 // An event is a child of the innermost open event that fully contains it; partial overlaps are
 // not nested.
 void populate_cpu_children(std::vector<Node>& nodes) {
-  std::map<ThreadKey, std::vector<int>> stacks;
+  PerThread<std::vector<int>> stacks;
   for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
     Node& n = nodes[i];
     if (!n.in_tree()) continue;
     auto& stack = stacks[n.thread];
     while (!stack.empty()) {
       Node& p = nodes[stack.back()];
-      if (n.ev->start_ns >= p.ev->end_ns() || n.ev->end_ns() > p.ev->end_ns()) {
+      if (n.start_ns >= p.end_ns() || n.end_ns() > p.end_ns()) {
         stack.pop_back();
       } else {
         p.children.push_back(i);
@@ -170,19 +216,13 @@ void remove_dup_nodes(std::vector<Node>& nodes) {
       if (n.removed || n.parent < 0) continue;
       Node& p = nodes[n.parent];
       if (p.key != n.key || p.children.size() != 1) continue;
-      p.children = n.children;
-      p.kernels = n.kernels;
       for (int c : n.children) nodes[c].parent = n.parent;
+      p.children = std::move(n.children);
+      p.kernels_ns = n.kernels_ns;
       n.removed = true;
       changed = true;
     }
   }
-}
-
-int64_t sum(const std::vector<int64_t>& v) {
-  int64_t s = 0;
-  for (int64_t x : v) s += x;
-  return s;
 }
 
 }  // namespace
@@ -207,44 +247,62 @@ std::vector<TableRow> key_averages(const Trace& trace) {
     const Node& n = nodes[i];
     if (n.removed) continue;
     if (n.side == Side::Device) {
-      device_total[i] = n.ev->dur_ns;
+      device_total[i] = n.dur_ns;
     } else if (n.in_tree()) {
-      device_total[i] = sum(n.kernels);
+      device_total[i] = n.kernels_ns;
       for (int c : n.children) device_total[i] += device_total[c];
     }
   }
 
   // key_averages(): one group per (name, CPU/device, user annotation), in first-seen order.
   std::vector<TableRow> rows;
-  std::map<std::tuple<std::string, bool, bool>, size_t> index;
+  // name -> row per (device, annotation). Kernel names run to hundreds of characters and repeat
+  // on every launch: hashing their length and three words (not every byte) is enough to tell the
+  // few hundred distinct names of a trace apart, and equal hashes still compare the whole name.
+  struct NameHash {
+    size_t operator()(std::string_view s) const {
+      if (s.size() < 16) return std::hash<std::string_view>{}(s);
+      uint64_t a, b, c;  // 8 bytes from the start, the middle and the end
+      std::memcpy(&a, s.data(), 8);
+      std::memcpy(&b, s.data() + s.size() / 2 - 4, 8);
+      std::memcpy(&c, s.data() + s.size() - 8, 8);
+      uint64_t h = s.size() * 0x9e3779b97f4a7c15ULL;
+      for (uint64_t w : {a, b, c}) h = (h ^ w) * 0xff51afd7ed558ccdULL;
+      return static_cast<size_t>(h ^ (h >> 32));
+    }
+  };
+  std::unordered_map<std::string_view, std::array<int, 4>, NameHash> index;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
     if (n.removed) continue;
     const bool on_device = n.side == Side::Device;
-    const bool annotation = n.ev->is_user_annotation();
-    auto [it, added] = index.try_emplace({n.key, on_device, annotation}, rows.size());
-    if (added) {
+    const bool annotation = n.is_user_annotation();
+    auto [it, fresh] = index.try_emplace(n.key);
+    if (fresh) it->second.fill(-1);
+    int& slot = it->second[(on_device ? 2 : 0) + (annotation ? 1 : 0)];
+    if (slot < 0) {
+      slot = static_cast<int>(rows.size());
       rows.emplace_back();
-      rows.back().key = n.key;
+      rows.back().key = std::string(n.key);
       rows.back().on_device = on_device;
       rows.back().is_user_annotation = annotation;
-      rows.back().is_async = n.ev->is_async;
+      rows.back().is_async = n.is_async;
     }
-    TableRow& row = rows[it->second];
+    TableRow& row = rows[slot];
     row.calls += 1;
     if (on_device) {
-      row.self_device_ns += n.ev->dur_ns;
-      row.device_total_ns += n.ev->dur_ns;
+      row.self_device_ns += n.dur_ns;
+      row.device_total_ns += n.dur_ns;
       continue;
     }
-    row.cpu_total_ns += n.ev->dur_ns;  // async events too: they only lack "self" numbers
+    row.cpu_total_ns += n.dur_ns;  // async events too: they only lack "self" numbers
     if (!n.in_tree()) continue;
     int64_t children_cpu = 0, children_device = 0;
     for (int c : n.children) {
-      children_cpu += nodes[c].ev->dur_ns;
+      children_cpu += nodes[c].dur_ns;
       children_device += device_total[c];
     }
-    row.self_cpu_ns += n.ev->dur_ns - children_cpu;
+    row.self_cpu_ns += n.dur_ns - children_cpu;
     row.device_total_ns += device_total[i];
     row.self_device_ns += device_total[i] - children_device;
   }

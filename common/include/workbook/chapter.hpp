@@ -17,7 +17,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <torch/torch.h>
+#include <torch/types.h>  // Device, ScalarType, TensorOptions: not the whole C++ frontend
 
 #include <filesystem>
 #include <functional>
