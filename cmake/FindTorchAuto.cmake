@@ -50,15 +50,25 @@ if(NOT Torch_FOUND)
 endif()
 
 if(NOT WORKBOOK_TORCH_PYTHON)
-  # Torch came from Torch_DIR/CMAKE_PREFIX_PATH: find a python whose torch is this one (optional).
+  # Torch came from Torch_DIR/CMAKE_PREFIX_PATH (./workbook setup passes the venv's that way):
+  # find a python whose torch is this one (optional). A wheel's Torch_DIR is
+  # <env>/lib/pythonX.Y/site-packages/torch/share/cmake/Torch, so <env>/bin/python comes first.
   get_filename_component(_tdir "${Torch_DIR}" REALPATH)
-  foreach(py IN ITEMS "${_wb_python3}")
+  get_filename_component(_env "${_tdir}/../../../../../../.." ABSOLUTE)
+  if(DEFINED ENV{XDG_CACHE_HOME})
+    set(_cache "$ENV{XDG_CACHE_HOME}")
+  else()
+    set(_cache "$ENV{HOME}/.cache")
+  endif()
+  foreach(py IN ITEMS "${_env}/bin/python" "${_cache}/libtorch-workbook/torch-${WORKBOOK_TORCH_VERSION}/bin/python"
+                      "${_wb_python3}")
     if(py AND EXISTS "${py}")
       _wb_torch_prefix_from_python("${py}" _prefix)
       if(_prefix)
         get_filename_component(_p "${_prefix}/Torch" REALPATH)
         if(_p STREQUAL _tdir)
           set(WORKBOOK_TORCH_PYTHON "${py}" CACHE FILEPATH "python that imports the torch we build against")
+          break()
         endif()
       endif()
     endif()
