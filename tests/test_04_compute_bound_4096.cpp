@@ -43,6 +43,10 @@ wb::LessonsReport spec_on(const wb::Trace& t, int64_t n) {
 // ---- the CPU edition, live ----------------------------------------------------------------
 
 TEST_CASE("ch04 CPU edition: 1024 by default, and the arithmetic dominates each step", "[ch04]") {
+#ifdef WORKBOOK_SANITIZED_BUILD
+  SKIP("a timing verdict: under ASan, LibTorch's allocations go through ASan's allocator and "
+       "the dispatcher's share of the step grows (2.5% seen); judged in the normal build");
+#endif
   const auto r = chapter_runner::run(kChapter, {"--device", "cpu", "--check"}, "cpu");
   INFO(r.out << r.err);
   REQUIRE(r.lessons.is_object());
