@@ -181,6 +181,11 @@ TEST_CASE("missing or corrupt reference output gives a clear error") {
 TEST_CASE("platform: detected from the trace, or chosen by the caller") {
   CHECK(wb::detect_platform(wb::read_trace(fixtures::data_dir() / "py_cpu_64.json")) == "cpu");
   CHECK(wb::detect_platform(wb::read_trace(fixtures::data_dir() / "a100_64_cold.json")) == "a100");
+  // --device cpu on a GPU machine: Kineto still lists the GPU, but nothing ran on it.
+  const std::string cpu_run_on_gpu_machine = R"({"deviceProperties": [{"id": 0, "name": "NVIDIA H200"}],
+    "traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1,
+                     "ts": 10.0, "dur": 5.0}]})";
+  CHECK(wb::detect_platform(wb::parse_trace(cpu_run_on_gpu_machine, "cpu_on_h200")) == "cpu");
 
   TempDir tmp;
   // A CPU run compared with a CPU reference that has only a lessons.json and a table.

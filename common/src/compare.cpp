@@ -189,8 +189,10 @@ bool CompareReport::ok() const {
 }
 
 std::string detect_platform(const Trace& t) {
-  if (!t.devices.empty()) return platform_key(t.devices.front().name);
-  return t.has_device_activity() ? "unknown-gpu" : "cpu";
+  // Kineto lists the machine's GPUs in deviceProperties even when the run stayed on the CPU
+  // (--device cpu on a GPU machine): what ran decides, not what was installed.
+  if (!t.has_device_activity()) return "cpu";
+  return t.devices.empty() ? "unknown-gpu" : platform_key(t.devices.front().name);
 }
 
 fs::path find_trace_file(const fs::path& dir) {
@@ -253,10 +255,9 @@ CompareReport compare_run(const fs::path& run_dir, const CompareOptions& o) {
     r.platform_reason = "chosen by you";
   } else if (mine.trace) {
     r.platform = detect_platform(*mine.trace);
-    r.platform_reason = mine.trace->devices.empty()
-                            ? (r.platform == "cpu" ? "from the trace: no GPU activity"
-                                                   : "from the trace: GPU without deviceProperties")
-                            : "from the trace: " + mine.trace->devices.front().name;
+    r.platform_reason = r.platform == "cpu"          ? "from the trace: no GPU activity"
+                        : mine.trace->devices.empty() ? "from the trace: GPU without deviceProperties"
+                                                      : "from the trace: " + mine.trace->devices.front().name;
   } else {
     throw CompareError(fmt::format("{}: no trace.json to tell the platform from; name one "
                                    "(e.g. h200, cpu)", run_dir.string()));
