@@ -66,6 +66,7 @@ class View {
 struct ViewFact {
   std::string_view id;
   Fact (*fn)(const View& v, const FactOptions& o);
+  FactFn on_model;  // the public fact_*(TraceModel), for all_facts()
 };
 const std::vector<ViewFact>& view_facts();  // in teaching order, like all_facts()
 // Throws std::invalid_argument naming the known ids when `id` is unknown.
