@@ -30,6 +30,23 @@ t1=$SECONDS
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS=suppressions=$PWD/scripts/sanitizers/lsan.supp:print_suppressions=0
+# First, that the sanitizers are really there: each planted mistake must be reported.
+for mistake in "heap:AddressSanitizer: heap-buffer-overflow" \
+               "ub:runtime error: signed integer overflow" \
+               "leak:LeakSanitizer: detected memory leaks"; do
+  kind=${mistake%%:*} report=${mistake#*:}
+  if out=$(build-asan/tests/sanitizer_canary "$kind" 2>&1); then
+    say "FAILED: the canary's planted $kind mistake ran cleanly: this build is not sanitized"
+    exit 1
+  fi
+  if ! grep -qF "$report" <<<"$out"; then
+    say "FAILED: the canary's planted $kind mistake failed without the expected report ($report):"
+    echo "$out" | tail -5 >&2
+    exit 1
+  fi
+done
+say "canary: the planted heap overflow, signed overflow and leak were each reported"
+
 say "running the test suite under the sanitizers"
 rc=0
 ctest --test-dir build-asan --output-on-failure -j "$jobs" || rc=$?
