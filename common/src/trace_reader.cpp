@@ -205,12 +205,7 @@ class Parser {
     }
     bool saw_events = false;
     int64_t base_time_ns = 0, base_time_offset = -1;
-    for (auto field_result : top) {
-      od::field field;
-      check(std::move(field_result).get(field));
-      std::string_view key;
-      check(field.unescaped_key().get(key));
-      od::value v = field.value();
+    for_each_field(top, [&](std::string_view key, od::value& v) {
       if (key == "traceEvents") {
         saw_events = true;
         read_events(v);
@@ -220,7 +215,7 @@ class Parser {
       } else if (key == "deviceProperties") {
         read_devices(v);
       }
-    }
+    });
     check_trailing(doc);
     if (!saw_events) fail(first_non_space(), "the top-level object has no \"traceEvents\" array");
     normalize_time(base_time_ns, base_time_offset);
@@ -235,6 +230,20 @@ class Parser {
 
   void check(simdjson::error_code err) const {
     if (err) fail_json(-1, std::string("cannot parse JSON: ") + simdjson::error_message(err));
+  }
+
+  // Calls on_field(key, value) for each field of `obj`, in document order. On-Demand reads
+  // forward only: on_field reads the value (or leaves it) before the next field is reached.
+  template <class OnField>
+  void for_each_field(od::object& obj, OnField&& on_field) {
+    for (auto field_result : obj) {
+      od::field field;
+      check(std::move(field_result).get(field));
+      std::string_view key;
+      check(field.unescaped_key().get(key));
+      od::value value = field.value();
+      on_field(key, value);
+    }
   }
 
   // simdjson knows *that* the JSON is broken, nlohmann knows *where*: if the bytes are not
@@ -388,12 +397,7 @@ class Parser {
       check(dv.get_object().get(obj));
       DeviceProperties d;
       d.id = static_cast<int>(trace_.devices.size());
-      for (auto fr : obj) {
-        od::field f;
-        check(std::move(fr).get(f));
-        std::string_view key;
-        check(f.unescaped_key().get(key));
-        od::value x = f.value();
+      for_each_field(obj, [&](std::string_view key, od::value& x) {
         auto small = [&](int fallback) {
           return static_cast<int>(
               std::clamp<int64_t>(loose_int(x, fallback), INT32_MIN, INT32_MAX));
@@ -410,7 +414,7 @@ class Parser {
           d.total_global_mem = loose_int(x, 0);
         else if (key == "numSms")
           d.num_sms = small(0);
-      }
+      });
       trace_.devices.push_back(std::move(d));
     }
   }
@@ -430,12 +434,7 @@ class Parser {
     if (type_of(v) != od::json_type::object) return;  // lenient: args of the wrong type
     od::object obj;
     check(v.get_object().get(obj));
-    for (auto fr : obj) {
-      od::field f;
-      check(std::move(fr).get(f));
-      std::string_view key;
-      check(f.unescaped_key().get(key));
-      od::value x = f.value();
+    for_each_field(obj, [&](std::string_view key, od::value& x) {
       if (key == "External id") {
         r.external_id = loose_int(x, 0);
       } else if (key == "correlation") {
@@ -467,7 +466,7 @@ class Parser {
         r.kernel.warps_per_sm = loose_double(x, -1);
         r.has_kernel_info = true;
       }
-    }
+    });
   }
 
   void read_event(od::value& v) {
@@ -476,12 +475,7 @@ class Parser {
     od::object obj;
     check(v.get_object().get(obj));
     RawEvent r;
-    for (auto fr : obj) {
-      od::field f;
-      check(std::move(fr).get(f));
-      std::string_view key;
-      check(f.unescaped_key().get(key));
-      od::value x = f.value();
+    for_each_field(obj, [&](std::string_view key, od::value& x) {
       if (key == "ph") {
         if (type_of(x) != od::json_type::string) fail(offset_of(x), "\"ph\" is not a string");
         r.ph = loose_string(x);
@@ -503,7 +497,7 @@ class Parser {
       } else if (key == "args") {
         read_args(x, r);
       }
-    }
+    });
     if (!r.has_ph) fail(at, "trace event has no \"ph\" (phase)");
     const bool complete = r.ph == "X";
     const bool instant = r.ph == "i" || r.ph == "I";
