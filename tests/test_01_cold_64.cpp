@@ -2,18 +2,14 @@
 // present, and in the C++/Python parity recorded on the H200.
 #include <catch2/catch_test_macros.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "process.hpp"
 #include "workbook/lessons.hpp"
 #include "workbook/model.hpp"
 #include "workbook/trace_reader.hpp"
@@ -21,37 +17,24 @@
 namespace fs = std::filesystem;
 
 namespace {
-const fs::path kBin = fs::path(WORKBOOK_BUILD_DIR) / "bin" / "01_cold_64";
+using proc::slurp;
 
 struct Ran {
   int code = -1;
   std::string out;
 };
-// Runs the chapter binary with `args`, capturing stdout+stderr.
-Ran run_chapter(const std::string& args) {
-  const fs::path log = fs::temp_directory_path() / ("wb_ch01_" + std::to_string(::getpid()) + ".log");
-  const std::string cmd = kBin.string() + " " + args + " > " + log.string() + " 2>&1";
-  const int status = std::system(cmd.c_str());
-  Ran r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(log);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.out = ss.str();
-  fs::remove(log);
-  return r;
+// Runs the chapter binary with `args`; `out` holds its stdout and then its stderr.
+Ran run_chapter(const std::vector<std::string>& args) {
+  const proc::Exit e = proc::run(proc::bin("01_cold_64"), args);
+  return {e.code, e.out + e.err};
 }
 
-fs::path fresh_dir(const std::string& tag) {
-  auto d = fs::temp_directory_path() / ("wb_ch01_" + tag + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d;
-}
+fs::path fresh_dir(const std::string& tag) { return proc::scratch("ch01_" + tag); }
 
 bool has_cuda_device() {
   // The chapter itself decides: --device cuda exits 2 without a GPU.
-  static const bool yes = run_chapter("--device cuda --schedule 0,0,1 --quiet --out " +
-                                      fresh_dir("probe").string()).code == 0;
+  static const bool yes = run_chapter({"--device", "cuda", "--schedule", "0,0,1", "--quiet", "--out",
+                                       fresh_dir("probe").string()}).code == 0;
   return yes;
 }
 
@@ -81,12 +64,6 @@ double micros(const std::string& t) {  // "5.569us", "1.2ms"
   if (t.find("us") != std::string::npos) return v;
   return v * 1e6;
 }
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Parity as the issue states it: same names, identical # of Calls, Self CUDA of every kernel
 // within 10%. Returns "" when it holds, else what broke.
@@ -112,7 +89,7 @@ std::string parity_problem(const std::string& cpp, const std::string& py) {
 
 TEST_CASE("ch01 on CPU: runs, writes its outputs, and its lessons hold", "[ch01][cpu]") {
   const auto out = fresh_dir("cpu");
-  auto r = run_chapter("--device cpu --quiet --check --out " + out.string());
+  auto r = run_chapter({"--device", "cpu", "--quiet", "--check", "--out", out.string()});
   INFO(r.out);
   REQUIRE(r.code == 0);
   for (const char* f : {"trace.json", "table.txt", "lessons.txt", "lessons.json", "timeline.svg"})
@@ -155,18 +132,20 @@ TEST_CASE("ch01 lessons reject a trace that does not show them", "[ch01][cpu]") 
 }
 
 TEST_CASE("ch01 rejects bad flags with exit code 2 before any work", "[ch01][cpu]") {
-  struct Case { const char* args; const char* says; };
-  for (const Case& c : {Case{"--dtype bf17", "--dtype"}, Case{"--device tpu", "--device"},
-                        Case{"--size 0", "--size"}, Case{"--size -3", "--size"},
-                        Case{"--schedule 1,1,0", "active must be > 0"}, Case{"--schedule x", "--schedule"},
-                        Case{"--sort-by speed", "--sort-by"}, Case{"--out /proc/nope/x", "--out"},
-                        Case{"--no-such-flag", "no-such-flag"}}) {
-    auto r = run_chapter(std::string(c.args) + " --device cpu");
-    INFO(c.args << " -> " << r.out);
+  struct Case { std::vector<std::string> args; const char* says; };
+  for (const Case& c : {Case{{"--dtype", "bf17"}, "--dtype"}, Case{{"--device", "tpu"}, "--device"},
+                        Case{{"--size", "0"}, "--size"}, Case{{"--size", "-3"}, "--size"},
+                        Case{{"--schedule", "1,1,0"}, "active must be > 0"}, Case{{"--schedule", "x"}, "--schedule"},
+                        Case{{"--sort-by", "speed"}, "--sort-by"}, Case{{"--out", "/proc/nope/x"}, "--out"},
+                        Case{{"--no-such-flag"}, "no-such-flag"}}) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.end(), {"--device", "cpu"});
+    auto r = run_chapter(args);
+    INFO(c.args.front() << " " << c.args.back() << " -> " << r.out);
     CHECK(r.code == 2);
     CHECK(r.out.find(c.says) != std::string::npos);
   }
-  auto help = run_chapter("--help");
+  auto help = run_chapter({"--help"});
   CHECK(help.code == 0);
   CHECK(help.out.find("--schedule") != std::string::npos);
 }
@@ -174,7 +153,7 @@ TEST_CASE("ch01 rejects bad flags with exit code 2 before any work", "[ch01][cpu
 TEST_CASE("ch01 on the GPU: every lesson holds live", "[ch01][gpu]") {
   if (!has_cuda_device()) SKIP("no CUDA device");
   const auto out = fresh_dir("gpu");
-  auto r = run_chapter("--device cuda --check --out " + out.string());
+  auto r = run_chapter({"--device", "cuda", "--check", "--out", out.string()});
   INFO(r.out);
   CHECK(r.code == 0);
   CHECK(r.out.find("0 failed") != std::string::npos);

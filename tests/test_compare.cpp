@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "lessons_fixtures.hpp"
+#include "process.hpp"
 #include "workbook/compare.hpp"
 #include "workbook/table.hpp"
 #include "workbook/trace_reader.hpp"
@@ -31,12 +32,7 @@ struct TempDir {
   }
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using proc::slurp;
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 

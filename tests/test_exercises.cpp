@@ -6,11 +6,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -23,6 +19,7 @@
 #include "exercise/catalog.hpp"
 #include "exercise/checker.hpp"
 #include "exercise/facts.hpp"
+#include "process.hpp"
 #include "workbook/lessons.hpp"
 #include "workbook/trace_reader.hpp"
 
@@ -35,11 +32,8 @@ namespace {
 const fs::path kRoot = WORKBOOK_ROOT;
 const fs::path kData = kRoot / "tests" / "data" / "lessons";
 
-fs::path build_dir() {
-  if (const char* env = std::getenv("WORKBOOK_BUILD_DIR"); env && *env) return env;
-  return WORKBOOK_BUILD_DIR;
-}
-fs::path bin_dir() { return build_dir() / "bin"; }
+using proc::slurp;
+fs::path bin_dir() { return proc::build_dir() / "bin"; }
 
 const exercise::Catalog& catalog() {
   static const exercise::Catalog c = exercise::load_catalog(kRoot / "exercises" / "exercises.json");
@@ -51,20 +45,8 @@ const exercise::Exercise& ex(const std::string& id) {
   return *e;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // A fresh folder per test (pid in the name: ctest runs cases in parallel).
-fs::path temp_dir(const std::string& tag) {
-  const fs::path d = fs::temp_directory_path() / ("wb_test_exercises_" + tag + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& tag) { return proc::scratch("test_exercises_" + tag); }
 
 // A run folder as an exercise program leaves it, from a recorded trace: for judging checks
 // without running anything.
@@ -423,52 +405,52 @@ struct Cli {
   int rc = -1;
   std::string out;
 };
-// Runs the exercise tool with `args` (and --root this source tree, unless `root` is false).
-Cli cli(const std::string& args, bool root = true) {
+// Runs the exercise tool with `args` (after --root this source tree, unless `root` is false);
+// `out` holds its stdout and then its stderr.
+Cli cli(std::vector<std::string> args, bool root = true) {
   const fs::path tool = bin_dir() / "exercise";
   if (!fs::exists(tool)) SKIP("exercise tool not built: " << tool.string());
-  const fs::path log = temp_dir("cli") / "out.txt";
-  const std::string cmd = "'" + tool.string() + "' " + (root ? "--root '" + kRoot.string() + "' " : std::string()) +
-                          args + " >'" + log.string() + "' 2>&1";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(log)};
+  if (root) args.insert(args.begin(), {"--root", kRoot.string()});
+  const proc::Exit e = proc::run(tool, args);
+  return {e.code, e.out + e.err};
 }
 }  // namespace
 
 TEST_CASE("exercise list / show / hint, and bad ids", "[exercises]") {
   const fs::path state = temp_dir("cli_state");
-  const Cli list = cli("--state '" + state.string() + "' list");
+  const Cli list = cli({"--state", state.string(), "list"});
   CHECK(list.rc == 0);
   CHECK_THAT(list.out, ContainsSubstring("ex05.2"));
   CHECK_THAT(list.out, ContainsSubstring("pending"));
   CHECK_THAT(list.out, ContainsSubstring("needs one"));
-  const Cli ids = cli("list --ids");
+  const Cli ids = cli({"list", "--ids"});
   CHECK(ids.rc == 0);
   CHECK(std::count(ids.out.begin(), ids.out.end(), '\n') == static_cast<long>(catalog().exercises.size()));
-  const Cli show = cli("show ex03.1");
+  const Cli show = cli({"show", "ex03.1"});
   CHECK(show.rc == 0);
   CHECK_THAT(show.out, ContainsSubstring("TODO(ex03.1)"));
   CHECK_THAT(show.out, ContainsSubstring("--target ex03_1_batch_axis"));
-  const Cli hint = cli("hint 03.1");
+  const Cli hint = cli({"hint", "03.1"});
   CHECK(hint.rc == 0);
   CHECK_THAT(hint.out, ContainsSubstring(ex("ex03.1").hint.substr(0, 30)));
   for (const char* sub : {"show", "hint", "check"}) {
-    const Cli bad = cli(std::string(sub) + " ex42.0");
+    const Cli bad = cli({sub, "ex42.0"});
     INFO(bad.out);
     CHECK(bad.rc == 2);
     CHECK_THAT(bad.out, ContainsSubstring("unknown exercise 'ex42.0'"));
     CHECK_THAT(bad.out, ContainsSubstring("ex01.1, ex01.2"));
   }
-  CHECK(cli("check").rc == 2);                         // no id
-  CHECK(cli("check ex01.1 --device tpu").rc == 2);     // bad flag value
-  CHECK(cli("frobnicate").rc == 2);                    // bad subcommand
-  for (const char* help : {"--help", "list --help", "show --help", "hint --help", "check --help"}) {
+  CHECK(cli({"check"}).rc == 2);                                 // no id
+  CHECK(cli({"check", "ex01.1", "--device", "tpu"}).rc == 2);    // bad flag value
+  CHECK(cli({"frobnicate"}).rc == 2);                            // bad subcommand
+  for (const auto& help : std::vector<std::vector<std::string>>{
+           {"--help"}, {"list", "--help"}, {"show", "--help"}, {"hint", "--help"}, {"check", "--help"}}) {
     const Cli h = cli(help);
-    INFO(help);
+    INFO(help.front() << " " << help.back());
     CHECK(h.rc == 0);
     CHECK_THAT(h.out, ContainsSubstring("Usage"));
   }
-  const Cli nowhere = cli("--root /nonexistent list", false);
+  const Cli nowhere = cli({"--root", "/nonexistent", "list"}, false);
   CHECK(nowhere.rc == 3);  // no catalog there: said, not crashed
   CHECK_THAT(nowhere.out, ContainsSubstring("cannot open the exercise catalog"));
 }
@@ -476,7 +458,7 @@ TEST_CASE("exercise list / show / hint, and bad ids", "[exercises]") {
 TEST_CASE("exercise check records progress, and list shows it", "[exercises]") {
   const fs::path state = temp_dir("cli_progress");
   if (!fs::exists(bin_dir() / "ex02_3_schedule_solution")) SKIP("solutions not built");
-  const Cli stub = cli("--state '" + state.string() + "' check ex02.3 --device cpu");
+  const Cli stub = cli({"--state", state.string(), "check", "ex02.3", "--device", "cpu"});
   INFO(stub.out);
   CHECK(stub.rc == 1);
   CHECK_THAT(stub.out, ContainsSubstring("NOT YET"));
@@ -484,13 +466,13 @@ TEST_CASE("exercise check records progress, and list shows it", "[exercises]") {
   CHECK(exercise::StatusStore(state / "status.json").load().at("ex02.3").status == "pending");
   // The solution program, checked as a submission with --program: the answer is right, and
   // checks of a given program are not recorded as the learner's progress.
-  const Cli sol = cli("--state '" + state.string() + "' check ex02.3 --device cpu --program '" +
-                      (bin_dir() / "ex02_3_schedule_solution").string() + "'");
+  const Cli sol = cli({"--state", state.string(), "check", "ex02.3", "--device", "cpu", "--program",
+                       (bin_dir() / "ex02_3_schedule_solution").string()});
   INFO(sol.out);
   CHECK(sol.rc == 0);
   CHECK_THAT(sol.out, ContainsSubstring("PASS"));
   CHECK(exercise::StatusStore(state / "status.json").load().at("ex02.3").status == "pending");
-  const Cli gpu = cli("--state '" + state.string() + "' check ex05.2 --device cpu");
+  const Cli gpu = cli({"--state", state.string(), "check", "ex05.2", "--device", "cpu"});
   CHECK(gpu.rc == 4);
   CHECK_THAT(gpu.out, ContainsSubstring("NEEDS A GPU"));
 }

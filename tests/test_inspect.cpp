@@ -3,14 +3,13 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
-#include <cstdio>
-#include <cstdlib>
-#include <sys/wait.h>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <string>
+#include <vector>
 
 #include "lessons_fixtures.hpp"
+#include "process.hpp"
 #include "workbook/lessons.hpp"
 #include "workbook/trace_reader.hpp"
 
@@ -31,26 +30,13 @@ const wb::Fact& find(const wb::LessonsReport& r, std::string_view id) {
   throw;
 }
 
-struct Run {
-  int code;
-  std::string out, err;
-};
+using Run = proc::Exit;
 
 // Runs the built `inspect` binary; skips when it has not been built.
-Run run_inspect(const std::string& args) {
-  const auto bin = std::filesystem::path(WORKBOOK_BUILD_DIR) / "bin" / "inspect";
+Run run_inspect(const std::vector<std::string>& args) {
+  const auto bin = proc::bin("inspect");
   if (!std::filesystem::exists(bin)) SKIP("inspect binary not built: " << bin.string());
-  const auto dir = std::filesystem::temp_directory_path();
-  const auto out = dir / "wb_inspect_out.txt", err = dir / "wb_inspect_err.txt";
-  const std::string cmd = bin.string() + " " + args + " >" + out.string() + " 2>" + err.string();
-  const int status = std::system(cmd.c_str());
-  auto slurp = [](const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  return proc::run(bin, args);
 }
 
 }  // namespace
@@ -104,35 +90,35 @@ TEST_CASE("inspect a compute-bound gz trace read from disk") {
 
 TEST_CASE("inspect command line: formats, help, bad flags, bad traces") {
   const std::string trace = (fixtures::data_dir() / "py_cpu_64.json").string();
-  const Run text = run_inspect(trace);
+  const Run text = run_inspect({trace});
   CHECK(text.code == 0);
   CHECK_THAT(text.out, ContainsSubstring("ProfilerStep widths"));
 
-  const Run md = run_inspect(trace + " --format markdown --annotation matmul_add");
+  const Run md = run_inspect({trace, "--format", "markdown", "--annotation", "matmul_add"});
   CHECK(md.code == 0);
   CHECK_THAT(md.out, ContainsSubstring("# inspect"));
 
-  const Run js = run_inspect(trace + " --format json");
+  const Run js = run_inspect({trace, "--format", "json"});
   CHECK(js.code == 0);
   CHECK(nlohmann::json::parse(js.out)["kind"] == "inspect");
 
-  const Run ch = run_inspect(trace + " --chapter 01_cold_64");
+  const Run ch = run_inspect({trace, "--chapter", "01_cold_64"});
   CHECK(ch.code == 0);
   CHECK_THAT(ch.out, ContainsSubstring("Lessons for 01_cold_64"));
 
-  CHECK(run_inspect("--help").code == 0);
-  CHECK(run_inspect("").code == 2);                                     // TRACE missing
-  CHECK(run_inspect(trace + " --format yaml").code == 2);               // bad value
-  CHECK(run_inspect(trace + " --chapter 99_nope").code == 2);
-  CHECK(run_inspect(trace + " --no-such-flag").code == 2);
+  CHECK(run_inspect({"--help"}).code == 0);
+  CHECK(run_inspect({}).code == 2);                                  // TRACE missing
+  CHECK(run_inspect({trace, "--format", "yaml"}).code == 2);         // bad value
+  CHECK(run_inspect({trace, "--chapter", "99_nope"}).code == 2);
+  CHECK(run_inspect({trace, "--no-such-flag"}).code == 2);
 
-  const Run missing = run_inspect("/nonexistent/trace.json");
+  const Run missing = run_inspect({"/nonexistent/trace.json"});
   CHECK(missing.code == 1);
   CHECK_THAT(missing.err, ContainsSubstring("/nonexistent/trace.json"));
 
   const auto bad = std::filesystem::temp_directory_path() / "wb_inspect_bad.json";
   std::ofstream(bad) << "{\"traceEvents\": [ {\"ph\": \"X\", \"ts\": ";
-  const Run corrupt = run_inspect(bad.string());
+  const Run corrupt = run_inspect({bad.string()});
   CHECK(corrupt.code == 1);
   CHECK_THAT(corrupt.err, ContainsSubstring("cannot read trace"));
   std::filesystem::remove(bad);

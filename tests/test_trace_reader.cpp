@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "process.hpp"
 #include "workbook/model.hpp"
 #include "workbook/trace_reader.hpp"
 
@@ -28,12 +29,7 @@ const fs::path kPyCpu = kTraces / "py_cpu_64.json";
 // SYNTHETIC: hand-made from the H200 reference summaries (make_synthetic_h200.py).
 const fs::path kSynthGpu = kTraces / "synthetic_h200_eager64.json";
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using proc::slurp;
 
 std::string gzip(const std::string& data) {
   z_stream zs{};

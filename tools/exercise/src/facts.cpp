@@ -18,14 +18,14 @@ namespace exercise {
 
 using nlohmann::json;
 
-namespace {
-
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
+
+namespace {
 
 json read_json_file(const fs::path& p) {
   if (!fs::exists(p)) return json::object();

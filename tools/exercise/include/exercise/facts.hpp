@@ -28,6 +28,9 @@ struct RunOutput {
   wb::Problem problem() const;                            // N, batch, bytes per element
 };
 
+// A file's whole content; "" when it cannot be opened (callers that need it check first).
+std::string slurp(const std::filesystem::path& path);
+
 // Reads a run's folder. Throws std::runtime_error (naming the file) when trace.json is missing
 // or unreadable, or answer.json / run.json are not JSON.
 RunOutput read_run_output(const std::filesystem::path& dir);
