@@ -351,19 +351,9 @@ namespace {
 
 const std::string kData = std::string(WORKBOOK_ROOT) + "/tests/data/table/";
 
-// The fixture through the workbook's reader, with one correction: Kineto's JSON writer widens
-// every GPU-side annotation by 1 ns on each side so it draws around its first kernel
-// (libkineto output_json.cpp), while Python's table sees the profiled span. Undone here so the
-// golden comparison is exact. TODO: drop this once wb::read_trace undoes that padding itself.
-Trace load_fixture(const std::string& path) {
-  Trace t = wb::read_trace(path);
-  for (auto& e : t.events)
-    if (e.kind == Kind::GpuUserAnnotation && e.dur_ns >= 2) {
-      e.start_ns += 1;
-      e.dur_ns -= 2;
-    }
-  return t;
-}
+// The fixture through the workbook's reader (which undoes Kineto's 1 ns padding of GPU-side
+// annotations, so the golden comparison is exact).
+Trace load_fixture(const std::string& path) { return wb::read_trace(path); }
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);

@@ -162,6 +162,25 @@ TEST_CASE("reads the synthetic H200-like trace: devices, kernels, ids", "[reader
   CHECK(by_name(t, "cudaDeviceSynchronize").linked_id == 0);  // "External id": 0
 }
 
+TEST_CASE("Kineto's 1 ns padding of GPU-side annotations is undone; other events keep theirs", "[reader][time]") {
+  const wb::Trace t = wb::parse_trace(
+      R"({"traceEvents":[
+        {"ph":"X","cat":"user_annotation","name":"matmul_add","ts":10.000,"dur":5.000},
+        {"ph":"X","cat":"gpu_user_annotation","name":"matmul_add","ts":20.000,"dur":3.002},
+        {"ph":"X","cat":"kernel","name":"k","ts":20.001,"dur":3.000},
+        {"ph":"X","cat":"gpu_user_annotation","name":"tiny","ts":30.000,"dur":0.001}]})",
+      "padding");
+  const auto& cpu = by_name(t, "matmul_add", 0);
+  const auto& gpu = by_name(t, "matmul_add", 1);
+  const auto& kernel = by_name(t, "k");
+  CHECK(cpu.dur_ns == 5000);                       // CPU annotations are not padded
+  CHECK(gpu.start_ns - cpu.start_ns == 10001);     // 1 ns later ...
+  CHECK(gpu.dur_ns == 3000);                       // ... and 2 ns shorter: the kernel's span
+  CHECK(gpu.start_ns == kernel.start_ns);
+  CHECK(kernel.dur_ns == 3000);
+  CHECK(by_name(t, "tiny").dur_ns == 1);           // under 2 ns: left as written
+}
+
 TEST_CASE("ts/dur are rounded to the nearest ns, not truncated", "[reader][time]") {
   const wb::Trace t = wb::parse_trace(
       R"({"traceEvents":[
