@@ -8,7 +8,7 @@
 #include <iostream>
 #include <sstream>
 
-#include <ATen/Parallel.h>  // at::set_num_threads
+#include <ATen/Parallel.h>  // set_num_threads
 #include <torch/cuda.h>     // torch::cuda::is_available
 
 #ifdef WORKBOOK_WITH_CUDA

@@ -71,10 +71,15 @@ View::View(const TraceModel& model) : m(model) {
   std::sort(all_device.begin(), all_device.end(),
             [&](EventIdx a, EventIdx b) { return ev[a].start_ns < ev[b].start_ns; });
   gpu = !all_device.empty();
-  // Classified once per distinct name: a trace repeats a few kernel names thousands of times.
+  // Kernels are classified by name, once per distinct name: a trace repeats a few kernel names
+  // thousands of times. Copies and memsets are classified by their kind.
   kclass_.assign(ev.size(), KClass::Other);
   std::unordered_map<std::string_view, KClass> by_name;
   for (EventIdx d : all_device) {
+    if (ev[d].kind != Kind::Kernel) {
+      kclass_[d] = classify(ev[d]);
+      continue;
+    }
     auto [it, fresh] = by_name.try_emplace(ev[d].name, KClass::Other);
     if (fresh) it->second = classify(ev[d]);
     kclass_[d] = it->second;

@@ -7,9 +7,9 @@
 #include "workbook/table.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 #include <tuple>
