@@ -10,7 +10,7 @@ Needs a CUDA device. For each size, each round runs both sides back to back:
           comparison.json (fact cpu_per_step); --census only skips the profiled runs.
   Python  the same step, y = add(matmul(x, w), b), in this process: eager, torch.compile()
           and torch.compile(mode="reduce-overhead"), compiled once before the first round.
-Both sides measure alike, as ch05::time_steps does: synchronize, then time every step on its
+Both sides measure alike, as wb::time_steps does: synchronize, then time every step on its
 own (steady clock / perf_counter) for up to 200 steps or 0.5 s, synchronize, take the median.
 Rounds alternate C++ and Python so that drift on the machine hits both; the table shows the
 median over the rounds and each variant's ratio to Python eager and to torch.compile.
@@ -42,7 +42,7 @@ def cpp_round(binary, n, dtype, out):
 
 
 def time_steps(fn, torch, max_steps=200, budget_s=0.5):
-    """ch05::time_steps in Python: every step timed on its own, the median."""
+    """wb::time_steps in Python: every step timed on its own, the median."""
     torch.cuda.synchronize()
     us = []
     t0 = time.perf_counter()

@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "workbook/lessons.hpp"
-#include "workbook/model.hpp"
+#include "workbook/trace_model.hpp"
 #include "workbook/trace_reader.hpp"
 
 #include "bench_util.hpp"
@@ -54,8 +54,10 @@ int main(int argc, char** argv) {
   int reps = 3;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
-    else if (path.empty() && a[0] != '-') path = a;
+    if (a == "--reps" && i + 1 < argc)
+      reps = std::max(1, std::atoi(argv[++i]));
+    else if (path.empty() && a[0] != '-')
+      path = a;
     else {
       path.clear();  // anything else: print the usage
       break;
@@ -72,18 +74,21 @@ int main(int argc, char** argv) {
     const double model_s = best_seconds(reps, [&] { const wb::TraceModel m(trace); });
     const wb::TraceModel model(trace);
     std::string out;
-    const double rules_s = best_seconds(reps, [&] {
-      out = wb::render_lessons(wb::inspect_trace(model, opts), wb::Format::Json);
-    });
+    const double rules_s = best_seconds(
+        reps, [&] { out = wb::render_lessons(wb::inspect_trace(model, opts), wb::Format::Json); });
     const double total_s = best_seconds(reps, [&] {
       const wb::Trace t = wb::read_trace(path);
       const wb::TraceModel m(t);
       out = wb::render_lessons(wb::inspect_trace(m, opts), wb::Format::Json);
     });
-    const nlohmann::json j = {{"trace", path},        {"events", trace.events.size()},
-                              {"reps", reps},         {"read_s", read_s},
-                              {"model_s", model_s},   {"rules_s", rules_s},
-                              {"total_s", total_s},   {"report_bytes", out.size()},
+    const nlohmann::json j = {{"trace", path},
+                              {"events", trace.events.size()},
+                              {"reps", reps},
+                              {"read_s", read_s},
+                              {"model_s", model_s},
+                              {"rules_s", rules_s},
+                              {"total_s", total_s},
+                              {"report_bytes", out.size()},
                               {"kernels", kernel_totals(trace)}};
     std::cout << j.dump() << "\n";
     return 0;

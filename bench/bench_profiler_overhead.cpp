@@ -14,12 +14,13 @@
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <vector>
 
 #include "workbook/profiler.hpp"
+#include "workbook/rules.hpp"
+#include "workbook/stats.hpp"
 
 namespace tp = torch::autograd::profiler;
 namespace ti = torch::profiler::impl;
@@ -43,7 +44,7 @@ double raw_run(Work& work, int steps, bool cuda) {
   tp::enableProfiler(cfg, acts);
   for (int i = 0; i < steps; ++i) {
     at::RecordFunction rf(at::RecordScope::USER_SCOPE);
-    const std::string name = "ProfilerStep#" + std::to_string(i);
+    const std::string name = std::string(wb::kStepPrefix) + std::to_string(i);
     if (rf.isActive()) rf.before(name);
     work();
   }
@@ -69,10 +70,6 @@ double wrapper_run(Work& work, int steps, bool cuda) {
   return std::chrono::duration<double, std::micro>(t1 - t0).count() / steps;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -90,22 +87,27 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--device cuda: no CUDA device\n");
     return 2;
   }
-  auto opts = torch::TensorOptions().device(cuda ? torch::kCUDA : torch::kCPU)
+  auto opts = torch::TensorOptions()
+                  .device(cuda ? torch::kCUDA : torch::kCPU)
                   .dtype(cuda ? torch::kBFloat16 : torch::kFloat);
-  Work work{torch::randn({size, size}, opts), torch::randn({size, size}, opts), torch::randn({size, size}, opts), {}};
+  Work work{torch::randn({size, size}, opts),
+            torch::randn({size, size}, opts),
+            torch::randn({size, size}, opts),
+            {}};
   for (int i = 0; i < 50; ++i) work();  // warm both sides' libraries before timing
-  raw_run(work, steps / 10, cuda);       // and Kineto itself
+  raw_run(work, steps / 10, cuda);      // and Kineto itself
 
   std::vector<double> raw, wrapped;
   for (int r = 0; r < reps; ++r) {
     raw.push_back(raw_run(work, steps, cuda));
     wrapped.push_back(wrapper_run(work, steps, cuda));
   }
-  const double mr = median(raw), mw = median(wrapped);
+  const double mr = wb::median(raw), mw = wb::median(wrapped);
   std::printf("device %s, size %lld, %d steps x %d runs each (median)\n", cuda ? "cuda" : "cpu",
               static_cast<long long>(size), steps, reps);
   std::printf("raw Kineto calls : %8.2f us/step\n", mr);
   std::printf("wb::Profiler     : %8.2f us/step\n", mw);
-  std::printf("overhead         : %+8.2f us/step = %+.2f%% (goal: <= 2%%)\n", mw - mr, (mw - mr) / mr * 100.0);
+  std::printf("overhead         : %+8.2f us/step = %+.2f%% (goal: <= 2%%)\n", mw - mr,
+              (mw - mr) / mr * 100.0);
   return 0;
 }

@@ -45,10 +45,14 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
-    if (a == "--python-table" && has_value) python_table = argv[++i];
-    else if (a == "--reps" && has_value) reps = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--sort-by" && has_value) sort_by = argv[++i];
-    else if (trace_path.empty() && a[0] != '-') trace_path = a;
+    if (a == "--python-table" && has_value)
+      python_table = argv[++i];
+    else if (a == "--reps" && has_value)
+      reps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--sort-by" && has_value)
+      sort_by = argv[++i];
+    else if (trace_path.empty() && a[0] != '-')
+      trace_path = a;
     else {
       std::fprintf(stderr, "usage: %s TRACE [--python-table FILE] [--reps N] [--sort-by KEY]\n", argv[0]);
       return 2;
@@ -70,7 +74,8 @@ int main(int argc, char** argv) {
       table = wb::format_table(wb::key_averages(t), opts);
     });
     const wb::Trace trace = wb::read_trace(trace_path);
-    const double table_only = best_seconds(reps, [&] { table = wb::format_table(wb::key_averages(trace), opts); });
+    const double table_only =
+        best_seconds(reps, [&] { table = wb::format_table(wb::key_averages(trace), opts); });
 
     nlohmann::json j = {{"trace", trace_path},
                         {"events", trace.events.size()},

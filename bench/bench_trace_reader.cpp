@@ -19,7 +19,7 @@
 #include <fstream>
 #include <string>
 
-#include "workbook/model.hpp"
+#include "workbook/trace_model.hpp"
 #include "workbook/trace_reader.hpp"
 
 namespace fs = std::filesystem;
@@ -37,21 +37,20 @@ std::string us(int64_t ns) {
 class Writer {
  public:
   explicit Writer(std::string& out) : out_(out) {}
-  void complete(const char* cat, const std::string& name, const std::string& pid,
-                const std::string& tid, int64_t ts, int64_t dur, const std::string& args) {
+  void complete(const char* cat, const std::string& name, const std::string& pid, const std::string& tid,
+                int64_t ts, int64_t dur, const std::string& args) {
     sep();
     out_ += "\n  {\n    \"ph\": \"X\", \"cat\": \"";
     out_ += cat;
     out_ += "\", \"name\": \"" + name + "\", \"pid\": " + pid + ", \"tid\": " + tid +
-            ",\n    \"ts\": " + us(ts) + ", \"dur\": " + us(dur) + ",\n    \"args\": {\n      " +
-            args + "\n    }\n  }";
+            ",\n    \"ts\": " + us(ts) + ", \"dur\": " + us(dur) + ",\n    \"args\": {\n      " + args +
+            "\n    }\n  }";
   }
   void flow(char ph, int64_t id, const std::string& pid, const std::string& tid, int64_t ts) {
     sep();
     out_ += std::string("\n  {\n    \"ph\": \"") + ph + "\", \"id\": " + std::to_string(id) +
             ", \"pid\": " + pid + ", \"tid\": " + tid + ", \"ts\": " + us(ts) +
-            ",\n    \"cat\": \"ac2g\", \"name\": \"ac2g\"" + (ph == 'f' ? ", \"bp\": \"e\"" : "") +
-            "\n  }";
+            ",\n    \"cat\": \"ac2g\", \"name\": \"ac2g\"" + (ph == 'f' ? ", \"bp\": \"e\"" : "") + "\n  }";
   }
 
  private:
@@ -84,19 +83,17 @@ std::string make_trace(size_t target_bytes) {
            "Idx\": " +
            std::to_string(ev_idx++);
   };
-  auto launch = [&](const char* cat, const char* api, int64_t at, int64_t dur, int64_t op,
-                    const char* gcat, const std::string& gname, int64_t gat, int64_t gdur,
-                    const std::string& extra) {
+  auto launch = [&](const char* cat, const char* api, int64_t at, int64_t dur, int64_t op, const char* gcat,
+                    const std::string& gname, int64_t gat, int64_t gdur, const std::string& extra) {
     const int64_t c = corr++;
-    w.complete(cat, api, cpu, cpu, at, dur,
-               "\"External id\": " + std::to_string(op) +
-                   ", \"cbid\": 211, \"correlation\": " + std::to_string(c));
-    w.flow('s', c, cpu, cpu, at);
     w.complete(
-        gcat, gname, dev, stream, gat, gdur,
-        "\"External id\": " + std::to_string(op) +
-            ", \"queued\": 0, \"device\": 0, \"context\": 1, \"stream\": 7, \"correlation\": " +
-            std::to_string(c) + ", " + extra);
+        cat, api, cpu, cpu, at, dur,
+        "\"External id\": " + std::to_string(op) + ", \"cbid\": 211, \"correlation\": " + std::to_string(c));
+    w.flow('s', c, cpu, cpu, at);
+    w.complete(gcat, gname, dev, stream, gat, gdur,
+               "\"External id\": " + std::to_string(op) +
+                   ", \"queued\": 0, \"device\": 0, \"context\": 1, \"stream\": 7, \"correlation\": " +
+                   std::to_string(c) + ", " + extra);
     w.flow('f', c, dev, stream, gat);
   };
   const std::string nvjet = "nvjet_sm90_tst_64x8_64x16_1x4_h_bz_NNT";
@@ -118,14 +115,13 @@ std::string make_trace(size_t target_bytes) {
       const int64_t matmul = ext++, mm = ext++, add = ext++;
       w.complete("cpu_op", "aten::matmul", cpu, cpu, l0, 9'871, op_args(matmul));
       w.complete("cpu_op", "aten::mm", cpu, cpu, l0 + 413, 9'002, op_args(mm));
-      launch("cuda_runtime", "cudaMemsetAsync", l0 + 900, 2'511, mm, "gpu_memset",
-             "Memset (Device)", l0 + 14'000, 803,
-             "\"bytes\": 4, \"memory bandwidth (GB/s)\": 0.005");
-      launch("cuda_driver", "cuLaunchKernelEx", l0 + 3'600, 5'017, mm, "kernel", nvjet, l0 + 15'100,
-             1'907, kernel_args);
+      launch("cuda_runtime", "cudaMemsetAsync", l0 + 900, 2'511, mm, "gpu_memset", "Memset (Device)",
+             l0 + 14'000, 803, "\"bytes\": 4, \"memory bandwidth (GB/s)\": 0.005");
+      launch("cuda_driver", "cuLaunchKernelEx", l0 + 3'600, 5'017, mm, "kernel", nvjet, l0 + 15'100, 1'907,
+             kernel_args);
       w.complete("cpu_op", "aten::add", cpu, cpu, l0 + 10'500, 6'099, op_args(add));
-      launch("cuda_runtime", "cudaLaunchKernel", l0 + 11'200, 4'321, add, "kernel", elementwise,
-             l0 + 17'300, 905, kernel_args);
+      launch("cuda_runtime", "cudaLaunchKernel", l0 + 11'200, 4'321, add, "kernel", elementwise, l0 + 17'300,
+             905, kernel_args);
     }
     t = s0 + 100'000;
   }
@@ -153,8 +149,7 @@ double best_of_3(F&& f) {
   for (int i = 0; i < 3; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     f();
-    best = std::min(best,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   return best;
 }
@@ -174,8 +169,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const fs::path dir =
-      fs::temp_directory_path() / ("wb_bench_reader_" + std::to_string(::getpid()));
+  const fs::path dir = fs::temp_directory_path() / ("wb_bench_reader_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path json_path = dir / "bench.json", gz_path = dir / "bench.json.gz";
   {
@@ -197,15 +191,14 @@ int main(int argc, char** argv) {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
 
-  std::printf("trace: %.1f MB JSON (%.1f MB gzipped), %zu events, %zu lanes+steps\n", json_mb,
-              gz_mb, trace.events.size(), lanes);
+  std::printf("trace: %.1f MB JSON (%.1f MB gzipped), %zu events, %zu lanes+steps\n", json_mb, gz_mb,
+              trace.events.size(), lanes);
   std::printf("read_trace(.json)     %.3f s  %7.1f MB/s\n", read_s, json_mb / read_s);
   std::printf("TraceModel            %.3f s\n", model_s);
-  std::printf("read + model          %.3f s  %7.1f MB/s  (budget: 2 s for 100 MB)\n",
-              read_s + model_s, json_mb / (read_s + model_s));
+  std::printf("read + model          %.3f s  %7.1f MB/s  (budget: 2 s for 100 MB)\n", read_s + model_s,
+              json_mb / (read_s + model_s));
   std::printf("read_trace(.json.gz)  %.3f s  %7.1f MB/s of JSON\n", gz_s, json_mb / gz_s);
-  std::printf("peak RSS              %.0f MB (includes the generator's copy)\n",
-              ru.ru_maxrss / 1024.0);
+  std::printf("peak RSS              %.0f MB (includes the generator's copy)\n", ru.ru_maxrss / 1024.0);
   if (keep)
     std::printf("kept: %s\n", json_path.c_str());
   else

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "workbook/model.hpp"
+#include "workbook/trace_model.hpp"
 #include "workbook/trace_reader.hpp"
 
 namespace {

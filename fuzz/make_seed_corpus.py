@@ -87,3 +87,6 @@ put("steps.json", trace(*[ev(cat='"user_annotation"', name=f'"ProfilerStep#{n}"'
                           for n in (3, 1, 2)],
                         ev(cat='"user_annotation"', name='"ProfilerStep#99999999999"', ts=0, dur=1)))
 put("nul_byte.json", trace(ev(ts=1, dur=1)) + "\0")
+# Not written here: corpus/trace_reader/record_shapes_flops.json (record_shapes / with_flops
+# args: input shapes, a list of tensors, conv2d's concrete inputs, args of the wrong types) is
+# kept by hand, because tests/test_trace_reader.cpp checks the shapes and FLOPs read from it.

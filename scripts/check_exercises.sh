@@ -2,7 +2,7 @@
 # Checks every exercise twice -- the untouched stub (must fail: "not yet") and the reference
 # solution (must pass) -- and prints one summary table. This is the proof that the checkers are
 # honest; run it on a GPU machine to cover the GPU-only exercises and the GPU parts of the others
-# (the result is kept in docs/exercises-h200.txt).
+# (the H200 results of the same stub/solution checks, from the test suite, are in docs/exercises-h200.txt).
 #
 #   scripts/check_exercises.sh [BUILD_DIR] [--device auto|cpu|cuda] [--keep DIR]
 #

@@ -27,8 +27,8 @@ inline fs::path root() { return WORKBOOK_ROOT; }
 struct Result {
   int rc = -1;
   std::string out, err;
-  fs::path dir;                 // --out
-  nlohmann::json lessons;       // lessons.json (null if the run wrote none)
+  fs::path dir;            // --out
+  nlohmann::json lessons;  // lessons.json (null if the run wrote none)
   fs::path trace() const { return dir / "trace.json"; }
 };
 
@@ -39,8 +39,7 @@ struct Result {
 // OMP_NUM_THREADS=1 for the child: on a small shared machine (CI, ctest -j) a 2-thread GEMM
 // whose second thread is descheduled spins for milliseconds, and a 64x64 step that takes
 // ~10 us idle takes ~20 ms. One thread keeps the CPU timings about the workload.
-inline Result run(const std::string& chapter, const std::vector<std::string>& args,
-                  const std::string& tag) {
+inline Result run(const std::string& chapter, const std::vector<std::string>& args, const std::string& tag) {
   const fs::path bin = proc::bin(chapter);
   if (!fs::exists(bin)) SKIP("chapter binary not built: " << bin.string());
   ::setenv("OMP_NUM_THREADS", "1", /*overwrite=*/0);
@@ -60,9 +59,8 @@ inline Result run(const std::string& chapter, const std::vector<std::string>& ar
 
 // The same on the GPU (--device cuda). Skips when there is no usable CUDA device: no
 // nvidia-smi, or the chapter itself says LibTorch sees none (exit 2).
-inline Result run_gpu(const std::string& chapter, std::vector<std::string> args,
-                      const std::string& tag) {
-  if (std::system("nvidia-smi -L >/dev/null 2>&1") != 0) SKIP("no CUDA device (no nvidia-smi)");
+inline Result run_gpu(const std::string& chapter, std::vector<std::string> args, const std::string& tag) {
+  if (!wb::have_cuda_device()) SKIP("no CUDA device (no nvidia-smi)");
   args.insert(args.begin(), {"--device", "cuda"});
   Result r = run(chapter, args, tag);
   if (r.rc == 2 && r.err.find("no CUDA device") != std::string::npos)

@@ -20,10 +20,10 @@ inline std::filesystem::path data_dir() {
 }
 
 struct StepSpec {
-  double width_us = 60;     // ProfilerStep width (grown if its content needs more)
-  double gap_us = 1;        // matmul_add start -> aten::matmul start
-  double gemm_us = 2;       // GEMM kernel duration
-  double add_us = 1;        // add kernel duration
+  double width_us = 60;       // ProfilerStep width (grown if its content needs more)
+  double gap_us = 1;          // matmul_add start -> aten::matmul start
+  double gemm_us = 2;         // GEMM kernel duration
+  double add_us = 1;          // add kernel duration
   int occupancy_queries = 0;  // cudaOccupancy* calls before the GEMM launch
 };
 
@@ -34,9 +34,9 @@ struct Scenario {
   int cc_major = 9;
   bool device_properties = true;
   bool kernel_info = true;
-  double latency_us = 10;      // launch call start -> kernel start when the stream is free
-  bool sync = true;            // cudaDeviceSynchronize after the last step
-  double sync_extra_us = 15;   // sync length beyond the GPU work still queued
+  double latency_us = 10;     // launch call start -> kernel start when the stream is free
+  bool sync = true;           // cudaDeviceSynchronize after the last step
+  double sync_extra_us = 15;  // sync length beyond the GPU work still queued
   std::string mm = "aten::mm";
   std::string gemm_name = "nvjet_sm90_tst_64x8_64x16_1x4_h_bz_NNT";
   std::vector<std::string> extra_ops_per_step;  // more cpu_ops inside matmul_add (hot loops, ...)
@@ -81,8 +81,8 @@ class Builder {
   double stream_free() const { return stream_free_; }
 
  private:
-  static wb::Event base(wb::Kind k, const std::string& name, double start_us, double dur_us,
-                        int64_t pid, int64_t tid) {
+  static wb::Event base(wb::Kind k, const std::string& name, double start_us, double dur_us, int64_t pid,
+                        int64_t tid) {
     wb::Event e;
     e.name = name;
     e.kind = k;
@@ -141,8 +141,8 @@ inline wb::Trace make_trace(const Scenario& s) {
     t += width + 5;
   }
   if (s.gpu && s.sync)
-    b.call(Kind::Runtime, "cudaDeviceSynchronize", t,
-           std::max(0.0, b.stream_free() - t) + s.sync_extra_us, 0);
+    b.call(Kind::Runtime, "cudaDeviceSynchronize", t, std::max(0.0, b.stream_free() - t) + s.sync_extra_us,
+           0);
   return b.trace;
 }
 

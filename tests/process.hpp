@@ -1,5 +1,5 @@
-// Starts a workbook program as a child process (posix_spawn, no shell: arguments arrive
-// exactly as given), captures its stdout and stderr in files, and waits for it with a deadline.
+// Starts a workbook program as a child process (wb::Child of workbook/process.hpp: posix_spawn,
+// no shell), captures its stdout and stderr, and waits for it with a deadline.
 // For the tests that drive the real binaries: test_bad_input, test_no_data_lost.
 //
 //   auto r = proc::run(proc::bin("01_cold_64"), {"--size", "0"});
@@ -7,23 +7,17 @@
 //   CHECK_THAT(r.err, ContainsSubstring("--size"));
 #pragma once
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <stdexcept>
 #include <string>
-#include <thread>
+#include <utility>
 #include <vector>
 
-extern char** environ;
+#include "workbook/process.hpp"
 
 namespace proc {
 
@@ -57,71 +51,45 @@ struct Exit {
   std::string out, err;
 };
 
-// A started child. wait() reaps it; the destructor kills and reaps a child nobody waited for,
-// so a failing test never leaves a process behind.
+// A started child: workbook/process.hpp's runner (the one the exercise checker uses too), with
+// its stdout and stderr in temporary files that wait() reads back and the destructor removes.
 class Child {
  public:
-  Child(const fs::path& program, const std::vector<std::string>& args) {
-    static int serial = 0;
-    const std::string tag = std::to_string(::getpid()) + "_" + std::to_string(serial++);
-    out_ = fs::temp_directory_path() / ("wb_proc_" + tag + ".out");
-    err_ = fs::temp_directory_path() / ("wb_proc_" + tag + ".err");
-    std::vector<std::string> argv_s{program.string()};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int rc = posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) throw std::runtime_error("cannot start " + program.string() + ": " + std::to_string(rc));
-  }
+  Child(const fs::path& program, const std::vector<std::string>& args)
+      : files_(temp_files()), child_(program, args, {files_.first, files_.second}) {}
   ~Child() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
     std::error_code ec;
-    fs::remove(out_, ec);
-    fs::remove(err_, ec);
+    fs::remove(files_.first, ec);
+    fs::remove(files_.second, ec);
   }
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
 
-  pid_t pid() const { return pid_; }
-  bool running() const { return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0; }
-  void signal(int sig) const { if (pid_ > 0) ::kill(pid_, sig); }
-  std::string err_so_far() const { return slurp(err_); }
+  pid_t pid() const { return child_.pid(); }
+  bool running() const { return child_.running(); }
+  void signal(int sig) const { child_.signal(sig); }
+  std::string err_so_far() const { return slurp(files_.second); }
 
   Exit wait(double timeout_s = 300) {
+    const wb::ChildExit x = child_.wait(timeout_s);
     Exit e;
-    if (pid_ <= 0) return e;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    int status = 0;
-    while (::waitpid(pid_, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        e.timed_out = true;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    pid_ = -1;
-    if (WIFEXITED(status)) e.code = WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
-    e.out = slurp(out_);
-    e.err = slurp(err_);
+    e.code = x.code;
+    e.signal = x.signal;
+    e.timed_out = x.timed_out;
+    e.out = slurp(files_.first);
+    e.err = slurp(files_.second);
     return e;
   }
 
  private:
-  pid_t pid_ = -1;
-  fs::path out_, err_;
+  static std::pair<fs::path, fs::path> temp_files() {
+    static int serial = 0;
+    const std::string tag = std::to_string(::getpid()) + "_" + std::to_string(serial++);
+    return {fs::temp_directory_path() / ("wb_proc_" + tag + ".out"),
+            fs::temp_directory_path() / ("wb_proc_" + tag + ".err")};
+  }
+  std::pair<fs::path, fs::path> files_;
+  wb::Child child_;
 };
 
 inline Exit run(const fs::path& program, const std::vector<std::string>& args, double timeout_s = 300) {

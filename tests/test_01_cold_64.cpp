@@ -9,9 +9,11 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "process.hpp"
 #include "workbook/lessons.hpp"
-#include "workbook/model.hpp"
+#include "workbook/trace_model.hpp"
 #include "workbook/trace_reader.hpp"
 
 namespace fs = std::filesystem;
@@ -34,7 +36,8 @@ fs::path fresh_dir(const std::string& tag) { return proc::scratch("ch01_" + tag)
 bool has_cuda_device() {
   // The chapter itself decides: --device cuda exits 2 without a GPU.
   static const bool yes = run_chapter({"--device", "cuda", "--schedule", "0,0,1", "--quiet", "--out",
-                                       fresh_dir("probe").string()}).code == 0;
+                                       fresh_dir("probe").string()})
+                              .code == 0;
   return yes;
 }
 
@@ -69,18 +72,20 @@ double micros(const std::string& t) {  // "5.569us", "1.2ms"
 // within 10%. Returns "" when it holds, else what broke.
 std::string parity_problem(const std::string& cpp, const std::string& py) {
   auto a = table_rows(cpp), b = table_rows(py);
-  if (a.size() != b.size()) return "row count differs: " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
+  if (a.size() != b.size())
+    return "row count differs: " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
   for (const auto& [name, row] : a) {
     auto it = b.find(name);
     if (it == b.end()) return "no Python row named " + name;
-    if (row.back() != it->second.back()) return name + ": # of Calls " + row.back() + " vs " + it->second.back();
+    if (row.back() != it->second.back())
+      return name + ": # of Calls " + row.back() + " vs " + it->second.back();
     if (row.size() >= 11 && it->second.size() >= 11) {  // CUDA columns present: Self CUDA is column 6
       const double x = micros(row[6]), y = micros(it->second[6]);
       // A kernel row: device time only. The GPU-side annotation row (same name as its CPU
       // row, hence the "'") spans idle gaps too and is not a kernel.
-      const bool kernel = row[2] == "0.000us" && x > 0 && name.back() != '\'' &&
-                          !a.count(name + "'");
-      if (kernel && std::abs(x - y) > 0.10 * y) return name + ": Self CUDA " + row[6] + " vs " + it->second[6];
+      const bool kernel = row[2] == "0.000us" && x > 0 && name.back() != '\'' && !a.count(name + "'");
+      if (kernel && std::abs(x - y) > 0.10 * y)
+        return name + ": Self CUDA " + row[6] + " vs " + it->second[6];
     }
   }
   return "";
@@ -132,12 +137,15 @@ TEST_CASE("ch01 lessons reject a trace that does not show them", "[ch01][cpu]") 
 }
 
 TEST_CASE("ch01 rejects bad flags with exit code 2 before any work", "[ch01][cpu]") {
-  struct Case { std::vector<std::string> args; const char* says; };
+  struct Case {
+    std::vector<std::string> args;
+    const char* says;
+  };
   for (const Case& c : {Case{{"--dtype", "bf17"}, "--dtype"}, Case{{"--device", "tpu"}, "--device"},
                         Case{{"--size", "0"}, "--size"}, Case{{"--size", "-3"}, "--size"},
-                        Case{{"--schedule", "1,1,0"}, "active must be > 0"}, Case{{"--schedule", "x"}, "--schedule"},
-                        Case{{"--sort-by", "speed"}, "--sort-by"}, Case{{"--out", "/proc/nope/x"}, "--out"},
-                        Case{{"--no-such-flag"}, "no-such-flag"}}) {
+                        Case{{"--schedule", "1,1,0"}, "active must be > 0"},
+                        Case{{"--schedule", "x"}, "--schedule"}, Case{{"--sort-by", "speed"}, "--sort-by"},
+                        Case{{"--out", "/proc/nope/x"}, "--out"}, Case{{"--no-such-flag"}, "no-such-flag"}}) {
     std::vector<std::string> args = c.args;
     args.insert(args.end(), {"--device", "cpu"});
     auto r = run_chapter(args);
@@ -160,7 +168,116 @@ TEST_CASE("ch01 on the GPU: every lesson holds live", "[ch01][gpu]") {
   fs::remove_all(out);
 }
 
-TEST_CASE("C++ and Python tables agree on the H200 (recorded parity run)", "[ch01][parity]") {
+// ---- the truly cold experiment (--experiment cold: schedule 0,0,3) --------------------------
+
+namespace {
+// A recorded H200 run (expected_output/h200/<chapter>/trace.json[.gz]); missing is a failure.
+wb::Trace recorded(const std::string& chapter) {
+  fs::path rec = fs::path(WORKBOOK_ROOT) / "expected_output/h200" / chapter / "trace.json";
+  if (!fs::exists(rec)) rec += ".gz";  // big traces are recorded gzipped
+  REQUIRE(fs::exists(rec));
+  return wb::read_trace(rec);
+}
+wb::LessonsReport judge(const wb::Trace& t, const char* spec) {
+  const wb::TraceModel m(t);
+  wb::FactOptions fo;
+  fo.problem = {64, 1, 2};
+  return wb::check_lessons(m, *wb::find_lesson_spec(spec), fo);
+}
+wb::Status status_of(const wb::LessonsReport& r, const std::string& id) {
+  for (const auto& f : r.facts)
+    if (f.id == id) return f.status;
+  FAIL("no lesson " << id << " in " << r.chapter);
+  throw;
+}
+}  // namespace
+
+TEST_CASE("ch01 cold lessons: pass on the truly cold H200 trace, fail on warm ones", "[ch01][h200][cpu]") {
+  // Truly cold (the recorded --experiment cold, schedule 0,0,3): every cold lesson holds.
+  const wb::LessonsReport cold = judge(recorded("01_cold_64/cold"), "01_cold_64/cold");
+  INFO(wb::render_lessons(cold, wb::Format::Text));
+  CHECK(cold.failed == 0);
+  CHECK(cold.passed == static_cast<int>(wb::find_lesson_spec("01_cold_64/cold")->expect.size()));
+  CHECK(cold.ok());
+
+  // Chapter 02's recorded H200 run (warm-up iterations, then 1,1,3): no one-time work, no
+  // occupancy query, an ordinary first step.
+  const wb::LessonsReport warm = judge(recorded("02_warmup"), "01_cold_64/cold");
+  INFO(wb::render_lessons(warm, wb::Format::Text));
+  CHECK(status_of(warm, "profiler_artefacts") == wb::Status::Fail);
+  CHECK(status_of(warm, "launch_path") == wb::Status::Fail);
+  CHECK(status_of(warm, "step_widths") == wb::Status::Fail);
+  CHECK_FALSE(warm.ok());
+
+  // Warm libraries with the profiler starting in the window (chapter 02's recorded
+  // --experiment profiler_startup, 0,0,20): the profiler's buffer request alone is not a cold start.
+  const wb::LessonsReport startup = judge(recorded("02_warmup/profiler_startup"), "01_cold_64/cold");
+  INFO(wb::render_lessons(startup, wb::Format::Text));
+  CHECK(status_of(startup, "profiler_artefacts") == wb::Status::Fail);
+  CHECK(status_of(startup, "step_widths") == wb::Status::Fail);
+  CHECK_FALSE(startup.ok());
+
+  // The default run's spec: its first recorded step holds no library work, so the cold trace
+  // fails it.
+  CHECK(status_of(judge(recorded("01_cold_64/cold"), "01_cold_64"), "profiler_artefacts") ==
+        wb::Status::Fail);
+}
+
+TEST_CASE("ch01 --experiment cold on CPU: schedule 0,0,3 into out/cold/, lessons hold", "[ch01][cpu]") {
+  const auto out = fresh_dir("cold");
+  auto r =
+      run_chapter({"--device", "cpu", "--experiment", "cold", "--quiet", "--check", "--out", out.string()});
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const fs::path dir = out / "cold";
+  for (const char* f : {"trace.json", "table.txt", "lessons.txt", "lessons.json", "timeline.svg"})
+    CHECK(fs::file_size(dir / f) > 0);
+  CHECK_FALSE(fs::exists(out / "trace.json"));  // the default run's place stays empty
+  const auto lessons = nlohmann::json::parse(slurp(dir / "lessons.json"), nullptr, false);
+  REQUIRE(lessons.is_object());
+  CHECK(lessons["chapter"] == "01_cold_64/cold");
+  CHECK(lessons["summary"]["ok"] == true);
+  CHECK(lessons["summary"]["failed"] == 0);
+  const wb::Trace t = wb::read_trace(dir / "trace.json");
+  const wb::TraceModel m(t);
+  REQUIRE(m.steps().size() == 3);
+  CHECK(m.steps().front().number == 0);  // nothing before the window: the process's first step
+  fs::remove_all(out);
+}
+
+TEST_CASE("ch01 experiments: listed, and refused with a schedule of their own", "[ch01][cpu]") {
+  auto list = run_chapter({"--list-experiments"});
+  CHECK(list.code == 0);
+  CHECK(list.out == "cold\n");
+  auto both = run_chapter({"--device", "cpu", "--experiment", "cold", "--schedule", "0,0,1"});
+  INFO(both.out);
+  CHECK(both.code == 2);
+  CHECK(both.out.find("--schedule") != std::string::npos);
+  auto unknown = run_chapter({"--device", "cpu", "--experiment", "x", "--schedule", "0,0,1"});
+  INFO(unknown.out);
+  CHECK(unknown.code == 2);
+  CHECK(unknown.out.find("--experiment") != std::string::npos);
+  auto help = run_chapter({"--help"});
+  CHECK(help.out.find("cold: schedule 0,0,3") != std::string::npos);
+}
+
+TEST_CASE("ch01 GPU: --experiment cold shows the first calls, and its lessons hold live", "[ch01][gpu]") {
+  if (!has_cuda_device()) SKIP("no CUDA device");
+  const auto out = fresh_dir("gpu_cold");
+  auto r = run_chapter({"--device", "cuda", "--experiment", "cold", "--check", "--out", out.string()});
+  INFO(r.out);
+  CHECK(r.code == 0);
+  const auto lessons = nlohmann::json::parse(slurp(out / "cold" / "lessons.json"), nullptr, false);
+  REQUIRE(lessons.is_object());
+  CHECK(lessons["summary"]["failed"] == 0);
+  for (const auto& f : lessons["facts"]) {
+    INFO(f["id"] << ": " << f["verdict"]);
+    CHECK(f["status"] == "pass");  // on the H200 every cold lesson applies
+  }
+  fs::remove_all(out);
+}
+
+TEST_CASE("C++ and Python tables agree on the H200 (recorded parity run)", "[ch01][parity][cpu]") {
   const fs::path dir = fs::path(WORKBOOK_ROOT) / "docs/parity/h200";
   for (const char* run : {"", "_run2"}) {
     const std::string cpp = slurp(dir / (std::string("cpp_table") + run + ".txt"));
@@ -172,7 +289,7 @@ TEST_CASE("C++ and Python tables agree on the H200 (recorded parity run)", "[ch0
   }
 }
 
-TEST_CASE("the parity check fails on tables that differ", "[ch01][parity]") {
+TEST_CASE("the parity check fails on tables that differ", "[ch01][parity][cpu]") {
   const fs::path dir = fs::path(WORKBOOK_ROOT) / "docs/parity/h200";
   const std::string cpp = slurp(dir / "cpp_table.txt"), py = slurp(dir / "python_table.txt");
   // A call count off by one.

@@ -1,7 +1,9 @@
-// Chapter 05: the lessons across variants, on H200-shaped traces built here (each shown
-// passing and failing), live on the CPU (eager, addmm, the AOTI package; graph n/a), the
-// chapter binary end to end, on the GPU ([gpu]: skipped without one) and on the recorded H200
-// output ([ch05][h200]: skipped until expected_output/h200/05_compiled_addmm exists).
+// Chapter 05: the lessons across variants (workbook/across.hpp), on H200-shaped traces built
+// here (each shown passing and failing), on the recorded H200 and CPU runs (recomputed: every
+// verdict is the recorded one; each lesson fails on a swapped recording), live on the CPU
+// (eager, addmm, the AOTI package; graph n/a), the chapter binary end to end, and on the GPU
+// ([gpu]: skipped without one).
+//   ctest --test-dir build -R test_05_compiled_addmm       build/tests/test_05_compiled_addmm "[gpu]"
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/torch.h>
 #undef CHECK  // c10's glog-style CHECK would shadow Catch2's
@@ -12,11 +14,12 @@
 #include <fstream>
 #include <functional>
 
-#include "across.hpp"
 #include "chapter_runner.hpp"
-#include "variants.hpp"
+#include "workbook/across.hpp"
+#include "workbook/compare.hpp"
 #include "workbook/profiler.hpp"
 #include "workbook/trace_reader.hpp"
+#include "workbook/variants.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::ContainsSubstring;
@@ -27,11 +30,13 @@ namespace {
 
 const char* kGemmBz = "nvjet_sm90_tst_64x8_64x16_1x4_h_bz_NNT";
 const char* kGemmBadd = "nvjet_sm90_tst_64x8_64x16_1x4_h_badd_NNT";
-const char* kAdd = "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>>";
+const char* kAdd =
+    "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>>";
 const char* kCopy = "Memcpy DtoD (Device -> Device)";
 
 // A tiny H200-shaped trace builder: one host thread, one stream, work queued in issue order.
-// Shapes follow the H200 probe (lessons.md): names, nesting, launch APIs; times are made up.
+// Shapes follow the H200 recordings (expected_output/h200/05_compiled_addmm): names, nesting,
+// launch APIs; times are made up.
 class Tb {
  public:
   struct Work {
@@ -44,9 +49,12 @@ class Tb {
     if (gpu) t_.devices.push_back({0, "NVIDIA H200", 9, 0, 150000000000, 132});
   }
 
-  void step(int n, const std::function<void()>& body) { span(Kind::UserAnnotation, "ProfilerStep#" + std::to_string(n), body); }
+  void step(int n, const std::function<void()>& body) {
+    span(Kind::UserAnnotation, "ProfilerStep#" + std::to_string(n), body);
+  }
   void annotation(const std::function<void()>& body) { span(Kind::UserAnnotation, "matmul_add", body); }
-  void op(const std::string& name, const std::function<void()>& body = [] {}) {
+  void op(
+      const std::string& name, const std::function<void()>& body = [] {}) {
     span(Kind::CpuOp, name, body);
   }
   // A runtime/driver call; every piece of `work` it launches shares its correlation id.
@@ -128,27 +136,44 @@ void graph(Tb& b) {
 }
 
 // What the CUPTI census would count for that step body.
-std::vector<wb::ApiCounts> census_of(const wb::ApiCounts& step) { return std::vector<wb::ApiCounts>(10, step); }
+std::vector<wb::ApiCounts> census_of(const wb::ApiCounts& step) {
+  return std::vector<wb::ApiCounts>(10, step);
+}
 
-ch05::VariantRun variant(const std::string& name, wb::Trace t, double cpu_us, std::vector<wb::ApiCounts> census = {}) {
-  ch05::VariantRun r;
+std::shared_ptr<const wb::Trace> shared(wb::Trace t) {
+  return std::make_shared<const wb::Trace>(std::move(t));
+}
+
+void set_census(wb::VariantRun& r, const std::vector<wb::ApiCounts>& steps) {
+  r.census = wb::census_step(steps);
+  r.census_steps = static_cast<int>(steps.size());
+}
+
+wb::VariantRun variant(const std::string& name, wb::Trace t, double cpu_us,
+                       std::vector<wb::ApiCounts> census = {}) {
+  wb::VariantRun r;
   r.name = name;
-  r.trace = std::move(t);
+  r.trace = shared(std::move(t));
   r.cpu_us = cpu_us;
   r.timed_steps = 200;
-  r.census = std::move(census);
-  if (name == "aoti") r.generated_call = "AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cuda_addmm_out(buf0, arg2_1, arg0_1, arg1_1, 1L, 1L));";
+  if (!census.empty()) set_census(r, census);
+  if (name == "aoti")
+    r.generated_call =
+        "AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cuda_addmm_out(buf0, arg2_1, arg0_1, arg1_1, 1L, 1L));";
   return r;
 }
 
 // The four variants as the H200 probe showed them at 64x64 (CPU us per step: 39/24/50/8.5).
-std::vector<ch05::VariantRun> h200_runs() {
+std::vector<wb::VariantRun> h200_runs() {
   return {variant("eager", three_steps([](Tb& b) { eager(b); }), 39,
                   census_of({{"cudaLaunchKernel", 1}, {"cuLaunchKernelEx", 1}, {"cudaGetDevice", 4}})),
           variant("addmm", three_steps([](Tb& b) { addmm(b); }), 24,
                   census_of({{"cudaMemcpyAsync", 1}, {"cuLaunchKernelEx", 1}})),
           variant("aoti", three_steps([](Tb& b) { aoti(b); }), 50,
-                  census_of({{"cudaEventQuery", 1}, {"cudaMemcpyAsync", 1}, {"cuLaunchKernelEx", 1}, {"cudaEventRecord", 1}})),
+                  census_of({{"cudaEventQuery", 1},
+                             {"cudaMemcpyAsync", 1},
+                             {"cuLaunchKernelEx", 1},
+                             {"cudaEventRecord", 1}})),
           variant("graph", three_steps([](Tb& b) { graph(b); }), 8.5,
                   census_of({{"cudaStreamIsCapturing", 1}, {"cudaGraphLaunch", 1}, {"cuGraphLaunch", 1}}))};
 }
@@ -161,7 +186,7 @@ wb::Fact fact(const wb::LessonsReport& r, const std::string& id) {
   throw;
 }
 
-ch05::VariantRun* run_of(std::vector<ch05::VariantRun>& runs, const std::string& name) {
+wb::VariantRun* run_of(std::vector<wb::VariantRun>& runs, const std::string& name) {
   for (auto& r : runs)
     if (r.name == name) return &r;
   return nullptr;
@@ -174,7 +199,7 @@ const wb::Problem k64{64, 1, 2};
 // ---- the lessons across variants, on built traces -------------------------------------------
 
 TEST_CASE("ch05: H200-shaped variants: every cross-variant lesson holds", "[ch05][cpu]") {
-  const auto rep = ch05::check_across(h200_runs(), k64);
+  const auto rep = wb::check_across(h200_runs(), k64);
   for (const auto& f : rep.facts) {
     INFO(f.id << ": " << f.verdict);
     CHECK(f.status == Status::Pass);
@@ -185,7 +210,8 @@ TEST_CASE("ch05: H200-shaped variants: every cross-variant lesson holds", "[ch05
 
 TEST_CASE("ch05: summarize reads ops, launches, the copy before the GEMM and the sequence", "[ch05][cpu]") {
   const auto runs = h200_runs();
-  const auto e = ch05::summarize(runs[0]), a = ch05::summarize(runs[1]), g = ch05::summarize(runs[3]);
+  const auto e = wb::summarize_variant(runs[0]), a = wb::summarize_variant(runs[1]),
+             g = wb::summarize_variant(runs[3]);
   CHECK(e.steps == 3);
   CHECK((e.matmul == 1 && e.mm == 1 && e.add == 1 && e.addmm == 0));
   CHECK(e.kernels == 2);
@@ -200,17 +226,17 @@ TEST_CASE("ch05: summarize reads ops, launches, the copy before the GEMM and the
   CHECK(g.kineto[wb::ApiClass::GraphLaunch] == 1);
   CHECK(g.kineto[wb::ApiClass::KernelLaunch] == 0);
 
-  const std::string napkin = ch05::memcpy_napkin({a}, k64, "NVIDIA H200");
+  const std::string napkin = wb::memcpy_napkin({a}, k64, "NVIDIA H200");
   CHECK_THAT(napkin, ContainsSubstring("0.008 MB copied"));  // 64 x 64 x 2 B
   CHECK_THAT(napkin, ContainsSubstring("TB/s"));
-  const std::string table = ch05::side_by_side(runs, {e, a, ch05::summarize(runs[2]), g});
+  const std::string table = wb::side_by_side(runs, {e, a, wb::summarize_variant(runs[2]), g});
   CHECK_THAT(table, ContainsSubstring("kernel launches (trace | census)"));
 }
 
 TEST_CASE("ch05: one_op fails when the 'addmm' trace still runs matmul + add", "[ch05][cpu]") {
   auto runs = h200_runs();
-  run_of(runs, "addmm")->trace = three_steps([](Tb& b) { eager(b); });
-  const auto& f = fact(ch05::check_across(runs, k64), "one_op");
+  run_of(runs, "addmm")->trace = shared(three_steps([](Tb& b) { eager(b); }));
+  const auto& f = fact(wb::check_across(runs, k64), "one_op");
   CHECK(f.status == Status::Fail);
   CHECK_THAT(f.verdict, ContainsSubstring("addmm/aten::addmm"));
 }
@@ -218,85 +244,95 @@ TEST_CASE("ch05: one_op fails when the 'addmm' trace still runs matmul + add", "
 TEST_CASE("ch05: one_op fails when the AOTI wrapper's call is not the addmm shim", "[ch05][cpu]") {
   auto runs = h200_runs();
   run_of(runs, "aoti")->generated_call = "triton_poi_fused_add_0.run(buf0, arg2_1)";
-  CHECK(fact(ch05::check_across(runs, k64), "one_op").status == Status::Fail);
+  CHECK(fact(wb::check_across(runs, k64), "one_op").status == Status::Fail);
 }
 
 TEST_CASE("ch05: launches fails when the graph step still launches kernels one by one", "[ch05][cpu]") {
   auto runs = h200_runs();
-  run_of(runs, "graph")->trace = three_steps([](Tb& b) { eager(b); });
-  const auto& f = fact(ch05::check_across(runs, k64), "launches");
+  run_of(runs, "graph")->trace = shared(three_steps([](Tb& b) { eager(b); }));
+  const auto& f = fact(wb::check_across(runs, k64), "launches");
   CHECK(f.status == Status::Fail);
   CHECK_THAT(f.verdict, ContainsSubstring("graph/graph_launches"));
 }
 
 TEST_CASE("ch05: same_gemm fails without the bias copy or with a beta-zero GEMM", "[ch05][cpu]") {
   auto runs = h200_runs();
-  run_of(runs, "addmm")->trace = three_steps([](Tb& b) { addmm(b, kGemmBadd, /*copy=*/false); });
-  CHECK(fact(ch05::check_across(runs, k64), "same_gemm").status == Status::Fail);
+  run_of(runs, "addmm")->trace = shared(three_steps([](Tb& b) { addmm(b, kGemmBadd, /*copy=*/false); }));
+  CHECK(fact(wb::check_across(runs, k64), "same_gemm").status == Status::Fail);
 
   runs = h200_runs();
-  run_of(runs, "addmm")->trace = three_steps([](Tb& b) { addmm(b, kGemmBz); });
-  const auto& f = fact(ch05::check_across(runs, k64), "same_gemm");
+  run_of(runs, "addmm")->trace = shared(three_steps([](Tb& b) { addmm(b, kGemmBz); }));
+  const auto& f = fact(wb::check_across(runs, k64), "same_gemm");
   CHECK(f.status == Status::Fail);
   CHECK_THAT(f.verdict, ContainsSubstring("_badd_"));
 
   // A different tile shape is a different GEMM, not the same one with another epilogue.
   runs = h200_runs();
-  run_of(runs, "addmm")->trace = three_steps([](Tb& b) { addmm(b, "nvjet_sm90_tst_128x64_64x8_2x1_h_badd_NNT"); });
-  CHECK(fact(ch05::check_across(runs, k64), "same_gemm").status == Status::Fail);
+  run_of(runs, "addmm")->trace =
+      shared(three_steps([](Tb& b) { addmm(b, "nvjet_sm90_tst_128x64_64x8_2x1_h_badd_NNT"); }));
+  CHECK(fact(wb::check_across(runs, k64), "same_gemm").status == Status::Fail);
 }
 
 TEST_CASE("ch05: cpu_per_step: a graph only 3x cheaper fails at 64, is not judged at 4096", "[ch05][cpu]") {
   auto runs = h200_runs();
   run_of(runs, "graph")->cpu_us = 13;  // 39 / 13 = 3x
-  CHECK(fact(ch05::check_across(runs, k64), "cpu_per_step").status == Status::Fail);
+  CHECK(fact(wb::check_across(runs, k64), "cpu_per_step").status == Status::Fail);
   run_of(runs, "graph")->cpu_us = 8.5;
   run_of(runs, "aoti")->cpu_us = 20;  // cheaper than addmm: not what the runner does
-  CHECK(fact(ch05::check_across(runs, k64), "cpu_per_step").status == Status::Fail);
+  CHECK(fact(wb::check_across(runs, k64), "cpu_per_step").status == Status::Fail);
 
   runs = h200_runs();
   run_of(runs, "graph")->cpu_us = 13;
-  const auto& f = fact(ch05::check_across(runs, {4096, 1, 2}), "cpu_per_step");
+  const auto& f = fact(wb::check_across(runs, {4096, 1, 2}), "cpu_per_step");
   CHECK(f.status == Status::Pass);  // only aoti > addmm is judged at 4096
   CHECK_THAT(f.verdict, ContainsSubstring("aoti_over_addmm"));
 }
 
 TEST_CASE("ch05: aoti_waits fails when the runner never checks its previous run", "[ch05][cpu]") {
   auto runs = h200_runs();
-  run_of(runs, "aoti")->trace = three_steps([](Tb& b) { aoti(b, /*waits=*/false); });
-  CHECK(fact(ch05::check_across(runs, k64), "aoti_waits").status == Status::Fail);
+  run_of(runs, "aoti")->trace = shared(three_steps([](Tb& b) { aoti(b, /*waits=*/false); }));
+  CHECK(fact(wb::check_across(runs, k64), "aoti_waits").status == Status::Fail);
 }
 
 TEST_CASE("ch05: census_vs_kineto fails on a miscount and is n/a without a census", "[ch05][cpu]") {
   auto runs = h200_runs();
-  run_of(runs, "eager")->census = census_of({{"cudaLaunchKernel", 2}, {"cuLaunchKernelEx", 1}});
-  const auto& f = fact(ch05::check_across(runs, k64), "census_vs_kineto");
+  set_census(*run_of(runs, "eager"), census_of({{"cudaLaunchKernel", 2}, {"cuLaunchKernelEx", 1}}));
+  const auto& f = fact(wb::check_across(runs, k64), "census_vs_kineto");
   CHECK(f.status == Status::Fail);
   CHECK_THAT(f.verdict, ContainsSubstring("eager/agree"));
 
   runs = h200_runs();
   for (auto& r : runs) {
-    r.census.clear();
+    r.census.reset();
     r.census_note = "launch census: CUPTI already has a subscriber";
   }
-  const auto& g = fact(ch05::check_across(runs, k64), "census_vs_kineto");
+  const auto& g = fact(wb::check_across(runs, k64), "census_vs_kineto");
   CHECK(g.status == Status::NotApplicable);
   CHECK_THAT(g.verdict, ContainsSubstring("already has a subscriber"));
 }
 
-TEST_CASE("ch05: on a CPU trace the GPU lessons are not applicable, the one-op lesson is judged", "[ch05][cpu]") {
-  std::vector<ch05::VariantRun> runs{
-      variant("eager", three_steps([](Tb& b) { b.op("aten::matmul", [&] { b.op("aten::mm"); }); b.op("aten::add"); }, false), 9),
-      variant("addmm", three_steps([](Tb& b) { b.op("aten::addmm", [&] { b.op("aten::copy_"); }); }, false), 6)};
-  ch05::VariantRun g;
+TEST_CASE("ch05: on a CPU trace the GPU lessons are not applicable, the one-op lesson is judged",
+          "[ch05][cpu]") {
+  std::vector<wb::VariantRun> runs{
+      variant("eager",
+              three_steps(
+                  [](Tb& b) {
+                    b.op("aten::matmul", [&] { b.op("aten::mm"); });
+                    b.op("aten::add");
+                  },
+                  false),
+              9),
+      variant("addmm", three_steps([](Tb& b) { b.op("aten::addmm", [&] { b.op("aten::copy_"); }); }, false),
+              6)};
+  wb::VariantRun g;
   g.name = "graph";
   g.unavailable = "not applicable on CPU";
   runs.push_back(g);
-  const auto rep = ch05::check_across(runs, {64, 1, 4});
+  const auto rep = wb::check_across(runs, {64, 1, 4});
   CHECK(fact(rep, "one_op").status == Status::Pass);
   for (const char* id : {"launches", "same_gemm", "cpu_per_step", "aoti_waits", "census_vs_kineto"})
     CHECK(fact(rep, id).status == Status::NotApplicable);
-  CHECK_THAT(ch05::side_by_side(runs, {}), ContainsSubstring("n/a graph: not applicable on CPU"));
+  CHECK_THAT(wb::side_by_side(runs, {}), ContainsSubstring("n/a graph: not applicable on CPU"));
 }
 
 // ---- live on this machine -------------------------------------------------------------------
@@ -304,7 +340,8 @@ TEST_CASE("ch05: on a CPU trace the GPU lessons are not applicable, the one-op l
 namespace {
 
 // Profiles a variant's step like the chapter does and reads the trace back from disk.
-ch05::VariantRun profile(const ch05::Variant& v, const fs::path& dir) {
+wb::VariantRun profile(const wb::Variant& v, const fs::path& dir) {
+  REQUIRE(v.unavailable.empty());
   wb::ProfilerOptions po;
   po.schedule = wb::Schedule{1, 1, 3, 1, 0};
   po.cuda = torch::cuda::is_available();
@@ -322,94 +359,116 @@ ch05::VariantRun profile(const ch05::Variant& v, const fs::path& dir) {
   REQUIRE_FALSE(prof.results().empty());
   const fs::path file = dir / (v.name + ".json");
   prof.results().back().save_chrome_trace(file);
-  ch05::VariantRun r;
+  wb::VariantRun r;
   r.name = v.name;
-  r.trace = wb::read_trace(file);
-  r.cpu_us = ch05::time_steps(v.step, po.cuda, 50).median_us;
+  r.trace = shared(wb::read_trace(file));
+  r.cpu_us = wb::time_steps(v.step, po.cuda, 50).median_us;
+  r.generated_call = v.generated_call;
   return r;
 }
 
-ch05::Inputs cpu_inputs(int64_t n = 64) {
+std::vector<torch::Tensor> cpu_inputs(int64_t n = 64) {
   torch::manual_seed(0);
   return {torch::randn({n, n}), torch::randn({n, n}), torch::randn({n, n})};
 }
 
 }  // namespace
 
-TEST_CASE("ch05: live CPU: eager keeps matmul + add, addmm is one op; the check fails on eager", "[ch05][cpu]") {
+TEST_CASE("ch05: live CPU: eager keeps matmul + add, addmm is one op; the check fails on eager",
+          "[ch05][cpu]") {
   const fs::path dir = proc::scratch("ch05_live");
   const auto in = cpu_inputs();
-  const ch05::VariantOptions vo;
-  auto e = profile(ch05::make_variant("eager", in, vo), dir);
-  auto a = profile(ch05::make_variant("addmm", in, vo), dir);
-  CHECK(fact(ch05::check_across({e, a}, {64, 1, 4}), "one_op").status == Status::Pass);
+  auto y = std::make_shared<torch::Tensor>();
+  auto e = profile(wb::step_variant("eager", "add(matmul)",
+                                    [in, y] { *y = torch::add(torch::matmul(in[0], in[1]), in[2]); }),
+                   dir);
+  auto a =
+      profile(wb::step_variant("addmm", "addmm", [in, y] { *y = torch::addmm(in[2], in[0], in[1]); }), dir);
+  CHECK(fact(wb::check_across({e, a}, {64, 1, 4}), "one_op").status == Status::Pass);
   a.trace = e.trace;  // the eager trace presented as the rewrite
-  CHECK(fact(ch05::check_across({e, a}, {64, 1, 4}), "one_op").status == Status::Fail);
+  CHECK(fact(wb::check_across({e, a}, {64, 1, 4}), "one_op").status == Status::Fail);
+}
+
+TEST_CASE("ch05: live: a step that throws is unavailable, with the error", "[ch05][cpu]") {
+  const auto in = cpu_inputs();
+  const auto v = wb::step_variant("bad", "a shape mismatch", [in] {
+    (void)torch::matmul(in[0], torch::randn({3, 5}));
+  });
+  CHECK_FALSE(v.unavailable.empty());
+  CHECK_FALSE(v.profiled());
 }
 
 TEST_CASE("ch05: live CPU: the graph variant is not applicable without CUDA", "[ch05][cpu]") {
-  if (torch::cuda::is_available()) SKIP("a CUDA device is present: see [gpu]");
-  const auto v = ch05::make_variant("graph", cpu_inputs(), {});
+  const auto v = wb::cuda_graph_variant(
+      "graph", "a step", [] {}, /*cuda=*/false);
   CHECK_THAT(v.unavailable, ContainsSubstring("not applicable on CPU"));
   CHECK_FALSE(v.step);
 }
 
 TEST_CASE("ch05: live: the AOTI package built with this build computes x @ w + b", "[ch05][cpu]") {
-  ch05::VariantOptions vo;
-  vo.aoti = ch05::read_aoti_manifest(WB05_AOTI_MANIFEST);
-  if (!vo.aoti.available) SKIP("no AOTI package in this build: " << vo.aoti.reason);
-  const bool cuda = vo.aoti.device == "cuda";
-  if (cuda && !torch::cuda::is_available()) SKIP("the package was compiled for CUDA and there is no GPU here");
-  auto opts = torch::TensorOptions().device(cuda ? torch::kCUDA : torch::kCPU).dtype(cuda ? torch::kBFloat16 : torch::kFloat);
+  const wb::AotiPackage pkg = wb::read_aoti_manifest(WB05_AOTI_MANIFEST);
+  if (!pkg.available) SKIP("no AOTI package in this build: " << pkg.reason);
+  const bool cuda = pkg.device == "cuda";
+  if (cuda && !torch::cuda::is_available())
+    SKIP("the package was compiled for CUDA and there is no GPU here");
+  auto opts = torch::TensorOptions()
+                  .device(cuda ? torch::kCUDA : torch::kCPU)
+                  .dtype(cuda ? torch::kBFloat16 : torch::kFloat);
   torch::manual_seed(0);
-  const ch05::Inputs in{torch::randn({96, 96}, opts), torch::randn({96, 96}, opts), torch::randn({96, 96}, opts)};
+  const std::vector<torch::Tensor> in{torch::randn({96, 96}, opts), torch::randn({96, 96}, opts),
+                                      torch::randn({96, 96}, opts)};
 
   // The generated wrapper calls the device's addmm shim; the extracted source is where it says.
-  CHECK_THAT(vo.aoti.generated_call, ContainsSubstring(cuda ? "aoti_torch_cuda_addmm_out" : "aoti_torch_cpu_addmm_out"));
-  REQUIRE(fs::exists(vo.aoti.wrapper));
-  CHECK_THAT(proc::slurp(vo.aoti.wrapper), ContainsSubstring(vo.aoti.generated_call));
+  CHECK_THAT(pkg.generated_call,
+             ContainsSubstring(cuda ? "aoti_torch_cuda_addmm_out" : "aoti_torch_cpu_addmm_out"));
+  REQUIRE(fs::exists(pkg.wrapper));
+  CHECK_THAT(proc::slurp(pkg.wrapper), ContainsSubstring(pkg.generated_call));
+  CHECK_THAT(pkg.describe(), ContainsSubstring(pkg.generated_call));
 
-  auto loader = torch::inductor::AOTIModelPackageLoader(vo.aoti.package.string());
-  const auto out = loader.run({in.x, in.w, in.b});  // N = 96: the package's N is dynamic
+  auto loader = torch::inductor::AOTIModelPackageLoader(pkg.package.string());
+  const auto out = loader.run(in);  // N = 96: the package's N is dynamic
   REQUIRE(out.size() == 1);
-  const auto want = torch::addmm(in.b, in.x, in.w);
+  const auto want = torch::addmm(in[2], in[0], in[1]);
   CHECK(torch::allclose(out[0].to(torch::kFloat), want.to(torch::kFloat), 1e-2, 1e-2));
 
   // In the chapter's variant: no matmul/mm/add under the annotation.
   if (!cuda) {
-    auto r = profile(ch05::make_variant("aoti", in, vo), proc::scratch("ch05_aoti"));
-    r.generated_call = vo.aoti.generated_call;
-    CHECK(fact(ch05::check_across({r}, {96, 1, 4}), "one_op").status == Status::Pass);
+    const auto v = wb::aoti_variant("aoti", pkg, in);
+    CHECK(v.generated_call == pkg.generated_call);
+    const auto r = profile(v, proc::scratch("ch05_aoti"));
+    CHECK(fact(wb::check_across({r}, {96, 1, 4}), "one_op").status == Status::Pass);
   }
 }
 
-TEST_CASE("ch05: a missing, corrupt or stale AOTI manifest makes the variant unavailable, with the reason", "[ch05][cpu]") {
+TEST_CASE("ch05: a missing, corrupt or stale AOTI manifest makes the variant unavailable, with the reason",
+          "[ch05][cpu]") {
   const fs::path dir = proc::scratch("ch05_manifest");
-  auto m = ch05::read_aoti_manifest(dir / "none.json");
+  auto m = wb::read_aoti_manifest(dir / "none.json");
   CHECK_FALSE(m.available);
-  CHECK_THAT(m.reason, ContainsSubstring("05_compiled_addmm_aoti"));
+  CHECK_THAT(m.reason, ContainsSubstring("no AOTI package manifest"));
 
   std::ofstream(dir / "bad.json") << "{\"available\": tru";
-  m = ch05::read_aoti_manifest(dir / "bad.json");
+  m = wb::read_aoti_manifest(dir / "bad.json");
   CHECK_FALSE(m.available);
   CHECK_THAT(m.reason, ContainsSubstring("not a valid manifest"));
 
-  std::ofstream(dir / "stale.json") << "{\"available\": true, \"package\": \"" << (dir / "gone.pt2").string() << "\"}";
-  m = ch05::read_aoti_manifest(dir / "stale.json");
+  std::ofstream(dir / "stale.json") << "{\"available\": true, \"package\": \"" << (dir / "gone.pt2").string()
+                                    << "\"}";
+  m = wb::read_aoti_manifest(dir / "stale.json");
   CHECK_FALSE(m.available);
   CHECK_THAT(m.reason, ContainsSubstring("does not exist"));
 
-  std::ofstream(dir / "failed.json") << "{\"available\": false, \"reason\": \"building the AOTI package failed: X\"}";
-  ch05::VariantOptions vo;
-  vo.aoti = ch05::read_aoti_manifest(dir / "failed.json");
-  const auto v = ch05::make_variant("aoti", cpu_inputs(), vo);
+  std::ofstream(dir / "failed.json")
+      << "{\"available\": false, \"reason\": \"building the AOTI package failed: X\"}";
+  wb::AotiPackage pkg = wb::read_aoti_manifest(dir / "failed.json");
+  const auto v = wb::aoti_variant("aoti", pkg, cpu_inputs());
   CHECK_THAT(v.unavailable, ContainsSubstring("building the AOTI package failed: X"));
 
   // A package for the other device is refused before loading.
-  vo.aoti.available = true;
-  vo.aoti.package = WB05_AOTI_MANIFEST;  // any existing file: never loaded
-  vo.aoti.device = "cuda";
-  CHECK_THAT(ch05::make_variant("aoti", cpu_inputs(), vo).unavailable, ContainsSubstring("compiled for cuda"));
+  pkg.available = true;
+  pkg.package = WB05_AOTI_MANIFEST;  // any existing file: never loaded
+  pkg.device = "cuda";
+  CHECK_THAT(wb::aoti_variant("aoti", pkg, cpu_inputs()).unavailable, ContainsSubstring("compiled for cuda"));
 }
 
 // ---- the chapter binary ---------------------------------------------------------------------
@@ -425,7 +484,8 @@ std::string across_status(const nlohmann::json& j, const std::string& id) {
 }
 }  // namespace
 
-TEST_CASE("ch05: the chapter on the CPU: every variant in its folder, lessons hold (--check)", "[ch05][cpu]") {
+TEST_CASE("ch05: the chapter on the CPU: every variant in its folder, lessons hold (--check)",
+          "[ch05][cpu]") {
   if (torch::cuda::is_available()) SKIP("a CUDA device is present: see [gpu]");
   const auto r = chapter_runner::run("05_compiled_addmm", {"--size", "64", "--check"}, "cpu");
   INFO(r.out << r.err);
@@ -451,7 +511,8 @@ TEST_CASE("ch05: the chapter rejects an unknown --variant or --census before any
   }
 }
 
-TEST_CASE("ch05: GPU 64x64: the launches halve, the graph saves >= 4x CPU, the census agrees", "[ch05][gpu]") {
+TEST_CASE("ch05: GPU 64x64: the launches halve, the graph saves >= 4x CPU, the census agrees",
+          "[ch05][gpu]") {
   const auto r = chapter_runner::run_gpu("05_compiled_addmm", {"--size", "64", "--check"}, "gpu64");
   INFO(r.out << r.err << proc::slurp(r.dir / "comparison.txt"));
   CHECK(r.rc == 0);
@@ -469,14 +530,15 @@ TEST_CASE("ch05: GPU 4096: the bias copy (32 MB) precedes the beta-add GEMM", "[
   REQUIRE(j.is_object());
   for (const char* id : {"one_op", "launches", "same_gemm", "aoti_waits", "census_vs_kineto"})
     CHECK(across_status(j, id) == "pass");
-  ch05::VariantRun a;
+  wb::VariantRun a;
   a.name = "addmm";
-  a.trace = wb::read_trace(r.dir / "addmm" / "trace.json");
-  CHECK(ch05::summarize(a).memcpy_bytes == int64_t{4096} * 4096 * 2);
+  a.trace = shared(wb::read_trace(r.dir / "addmm" / "trace.json"));
+  CHECK(wb::summarize_variant(a).memcpy_bytes == int64_t{4096} * 4096 * 2);
 }
 
 TEST_CASE("ch05: GPU: a census after profiling reports the conflict with Kineto, not counts", "[ch05][gpu]") {
-  const auto r = chapter_runner::run_gpu("05_compiled_addmm", {"--size", "64", "--variant", "eager", "--census", "after"}, "after");
+  const auto r = chapter_runner::run_gpu(
+      "05_compiled_addmm", {"--size", "64", "--variant", "eager", "--census", "after"}, "after");
   INFO(r.out << r.err);
   CHECK(r.rc == 0);
   const std::string text = proc::slurp(r.dir / "comparison.txt");
@@ -484,32 +546,169 @@ TEST_CASE("ch05: GPU: a census after profiling reports the conflict with Kineto,
   CHECK(across_status(comparison(r), "census_vs_kineto") == "not_applicable");
 }
 
-// ---- the recorded H200 run ------------------------------------------------------------------
+// ---- the recorded runs ----------------------------------------------------------------------
+// The lessons across variants recomputed from what `./workbook record` kept: each variant's
+// trace, and from comparison.json the inputs that are not in a trace (CPU time per step, the
+// AOTI wrapper's call, the census's typical step). Every verdict must be the recorded one.
 
-TEST_CASE("ch05: recorded H200 output: the cross-variant lessons hold", "[ch05][h200]") {
-  const fs::path dir = chapter_runner::root() / "expected_output" / "h200" / "05_compiled_addmm";
-  if (!fs::exists(dir)) SKIP("not recorded yet: " << dir.string());
-  const auto j = nlohmann::json::parse(proc::slurp(dir / "comparison.json"), nullptr, false);
-  REQUIRE(j.is_object());
-  std::vector<ch05::VariantRun> runs;
-  for (const auto& name : ch05::variant_names()) {
-    const fs::path t = chapter_runner::recorded_trace("h200", "05_compiled_addmm/" + name);
-    REQUIRE_FALSE(t.empty());
-    ch05::VariantRun r;
+namespace {
+
+const fs::path kRecorded = chapter_runner::root() / "expected_output";
+
+wb::ClassCounts class_counts(const nlohmann::json& j) {
+  wb::ClassCounts c;
+  c[wb::ApiClass::KernelLaunch] = j.at("kernel_launches").get<int64_t>();
+  c[wb::ApiClass::GraphLaunch] = j.at("graph_launches").get<int64_t>();
+  c[wb::ApiClass::Memcpy] = j.at("memcpy").get<int64_t>();
+  c[wb::ApiClass::Memset] = j.at("memset").get<int64_t>();
+  c[wb::ApiClass::Occupancy] = j.at("occupancy").get<int64_t>();
+  c[wb::ApiClass::Sync] = j.at("sync").get<int64_t>();
+  return c;
+}
+
+const nlohmann::json& recorded_fact(const nlohmann::json& j, const std::string& id) {
+  for (const auto& f : j.at("facts"))
+    if (f.at("id") == id) return f;
+  FAIL("comparison.json has no fact " << id);
+  throw;
+}
+
+struct Recorded {
+  nlohmann::json comparison;
+  std::vector<wb::VariantRun> runs;
+  wb::Problem problem;
+};
+
+// The runs as the recorded chapter saw them; variants without a folder (graph on a CPU) are
+// unavailable, as they were.
+Recorded recorded_runs(const std::string& platform) {
+  const fs::path dir = kRecorded / platform / "05_compiled_addmm";
+  Recorded rec;
+  rec.comparison = nlohmann::json::parse(proc::slurp(dir / "comparison.json"), nullptr, false);
+  REQUIRE(rec.comparison.is_object());
+  const auto& j = rec.comparison;
+  const auto& cpu = recorded_fact(j, "cpu_per_step")["data"];
+  const auto& census = recorded_fact(j, "census_vs_kineto");
+  for (const std::string name : {"eager", "addmm", "aoti", "graph", "aoti x2"}) {
+    wb::VariantRun r;
     r.name = name;
-    r.trace = wb::read_trace(t);
-    for (const auto& f : j["facts"])
-      if (f["id"] == "cpu_per_step" && f["data"].contains(name)) r.cpu_us = f["data"][name]["cpu_us"].get<double>();
-    for (const auto& f : j["facts"])
-      if (f["id"] == "one_op" && name == "aoti") r.generated_call = f["data"]["aoti"].value("generated_call", "");
-    runs.push_back(std::move(r));
+    const fs::path t = chapter_runner::recorded_trace(platform, "05_compiled_addmm/" + name);
+    if (!t.empty()) r.trace = shared(wb::read_trace(t));
+    if (cpu.contains(name)) {
+      r.cpu_us = cpu[name]["cpu_us"].get<double>();
+      r.timed_steps = cpu[name]["timed_steps"].get<int>();
+    }
+    if (!r.trace && r.cpu_us < 0) r.unavailable = "not recorded on " + platform;
+    if (name == "aoti")
+      r.generated_call = recorded_fact(j, "one_op")["data"]["aoti"].value("generated_call", "");
+    if (census["data"].contains(name)) {
+      r.census = class_counts(census["data"][name]["census"]);
+      r.census_steps = census["data"][name]["census_steps"].get<int>();
+    } else {
+      r.census_note = census.value("explanation", "");
+    }
+    if (!r.unavailable.empty() || r.trace || r.cpu_us > 0) rec.runs.push_back(std::move(r));
   }
-  const int64_t n = j["options"]["problem"]["n"].get<int64_t>();
-  const auto rep = ch05::check_across(runs, {n, 1, 2});
-  for (const char* id : {"one_op", "launches", "same_gemm", "cpu_per_step", "aoti_waits"}) {
-    INFO(id << ": " << fact(rep, id).verdict);
-    CHECK(fact(rep, id).status == Status::Pass);
+  const auto& pj = j.at("options").at("problem");
+  rec.problem = {pj.at("n").get<int64_t>(), pj.at("batch").get<int64_t>(), pj.at("dtype_bytes").get<int>()};
+  return rec;
+}
+
+wb::VariantRun& named(std::vector<wb::VariantRun>& runs, const std::string& name) {
+  auto* r = run_of(runs, name);
+  REQUIRE(r != nullptr);
+  return *r;
+}
+
+}  // namespace
+
+TEST_CASE("ch05: recorded H200 and CPU runs: every lesson across variants gets its recorded verdict",
+          "[ch05][cpu]") {
+  for (const std::string platform : {"h200", "cpu"}) {
+    INFO(platform);
+    REQUIRE(fs::exists(kRecorded / platform / "05_compiled_addmm" / "comparison.json"));  // missing fails
+    const Recorded rec = recorded_runs(platform);
+    const wb::LessonsReport mine = wb::check_across(rec.runs, rec.problem);
+    const auto& want = rec.comparison.at("facts");
+    REQUIRE(mine.facts.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      INFO(platform << " " << mine.facts[i].id << ": " << mine.facts[i].verdict);
+      CHECK(mine.facts[i].id == want[i]["id"].get<std::string>());
+      CHECK(wb::status_name(mine.facts[i].status) == want[i]["status"].get<std::string>());
+      CHECK(mine.facts[i].verdict == want[i]["verdict"].get<std::string>());
+      CHECK(mine.facts[i].data == want[i]["data"]);
+    }
+    // And --compare's view of it: the same verdict on every fact.
+    const auto ref = wb::lessons_from_json(rec.comparison);
+    for (const auto& row : wb::compare_lessons(mine, ref)) {
+      INFO(platform << " " << row.fact);
+      CHECK(row.agree());
+    }
   }
-  // The recorded census verdict, as the run judged it.
-  CHECK(across_status(j, "census_vs_kineto") == "pass");
+}
+
+TEST_CASE("ch05: recorded runs: each variant's own lessons get their recorded verdicts", "[ch05][cpu]") {
+  for (const std::string platform : {"h200", "cpu"})
+    for (const std::string name : {"eager", "addmm", "aoti", "graph"}) {
+      const fs::path dir = kRecorded / platform / "05_compiled_addmm" / name;
+      if (!fs::exists(dir / "lessons.json")) continue;
+      const auto want = wb::lessons_from_json(nlohmann::json::parse(proc::slurp(dir / "lessons.json")));
+      const wb::Trace t =
+          wb::read_trace(chapter_runner::recorded_trace(platform, "05_compiled_addmm/" + name));
+      const wb::TraceModel m(t);
+      const wb::LessonSpec* spec = wb::find_lesson_spec("05_compiled_addmm/" + name);
+      REQUIRE(spec != nullptr);
+      const auto mine = wb::check_lessons(m, *spec, want.options);
+      REQUIRE(mine.facts.size() == want.facts.size());
+      for (size_t i = 0; i < want.facts.size(); ++i) {
+        INFO(platform << "/" << name << " " << want.facts[i].id << ": " << mine.facts[i].verdict);
+        CHECK(mine.facts[i].status == want.facts[i].status);
+      }
+    }
+}
+
+// The wrong real trace: each lesson across variants fails when a recorded variant is replaced
+// by another recorded one.
+TEST_CASE("ch05: recorded H200 runs: each lesson across variants fails on a swapped recording",
+          "[ch05][cpu]") {
+  REQUIRE(fs::exists(kRecorded / "h200" / "05_compiled_addmm" / "comparison.json"));  // missing fails
+  const Recorded rec = recorded_runs("h200");
+  auto with = [&](const std::function<void(std::vector<wb::VariantRun>&)>& change, const std::string& id) {
+    auto runs = rec.runs;
+    change(runs);
+    return fact(wb::check_across(runs, rec.problem), id);
+  };
+  auto trace_as = [](const char* from, const char* to) {
+    return [=](std::vector<wb::VariantRun>& runs) { named(runs, to).trace = named(runs, from).trace; };
+  };
+  for (const char* id : {"one_op", "launches", "same_gemm", "cpu_per_step", "aoti_waits", "census_vs_kineto"})
+    CHECK(with([](auto&) {}, id).status == Status::Pass);
+
+  // eager's recording presented as addmm's: matmul + add are back, two kernels, no bias copy,
+  // and the trace no longer agrees with addmm's census.
+  CHECK_THAT(with(trace_as("eager", "addmm"), "one_op").verdict, ContainsSubstring("addmm/aten::addmm = 0"));
+  CHECK(with(trace_as("eager", "addmm"), "one_op").status == Status::Fail);
+  CHECK(with(trace_as("eager", "addmm"), "launches").status == Status::Fail);
+  CHECK(with(trace_as("eager", "addmm"), "same_gemm").status == Status::Fail);
+  CHECK(with(trace_as("eager", "addmm"), "census_vs_kineto").status == Status::Fail);
+  // eager's recording presented as the graph's: kernels launched one by one.
+  CHECK_THAT(with(trace_as("eager", "graph"), "launches").verdict, ContainsSubstring("graph/graph_launches"));
+  // addmm's recording presented as aoti's: the runner's event query is gone.
+  CHECK(with(trace_as("addmm", "aoti"), "aoti_waits").status == Status::Fail);
+  // addmm's recorded CPU time given to aoti and the other way round: the runner looks cheaper.
+  CHECK(with([](auto& runs) { std::swap(named(runs, "aoti").cpu_us, named(runs, "addmm").cpu_us); },
+             "cpu_per_step")
+            .status == Status::Fail);
+  // Chapter 01's recording (64x64, eager) as every variant's: none of the rewrites is there.
+  const fs::path ch01 = chapter_runner::recorded_trace("h200", "01_cold_64");
+  if (!ch01.empty()) {
+    const auto t = shared(wb::read_trace(ch01));
+    const auto f = with(
+        [&](auto& runs) {
+          named(runs, "addmm").trace = t;
+          named(runs, "aoti").trace = t;
+        },
+        "same_gemm");
+    CHECK(f.status == Status::Fail);
+  }
 }

@@ -28,11 +28,7 @@ struct Row {
   int code = 2;
 };
 
-void write(const fs::path& p, const std::string& text) {
-  std::ofstream(p, std::ios::binary) << text;
-}
-
-bool have_gpu() { return std::system("nvidia-smi -L >/dev/null 2>&1") == 0; }
+void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
 // The rows every chapter shares (the harness's flags). `dir` is a scratch folder for this
 // chapter; each row gets its own --out below it unless it names one.
@@ -79,27 +75,36 @@ std::vector<Row> chapter_rows(const std::string& chapter, const fs::path& dir) {
       {"--out empty", {"--out", ""}, {"--out"}},
       {"--out is a file", {"--out", file.string()}, {"--out", "not a directory"}},
       {"--out not writable", {"--out", "/proc/self"}, {"--out", "not writable"}},
-      {"--compare without any reference", {"--compare", "--expected", none.string()},
+      {"--compare without any reference",
+       {"--compare", "--expected", none.string()},
        {"--compare", "cpu", "does not exist"}},
-      {"--compare, platform not recorded", {"--compare", "--platform", "h200", "--expected", none.string()},
+      {"--compare, platform not recorded",
+       {"--compare", "--platform", "h200", "--expected", none.string()},
        {"--compare", "h200", "does not exist"}},
-      {"--compare, reference folder empty", {"--compare", "--expected", empty.string()},
+      {"--compare, reference folder empty",
+       {"--compare", "--expected", empty.string()},
        {"--compare", "has no trace.json"}},
-      {"--compare, corrupt lessons.json", {"--compare", "--expected", corrupt.string()},
+      {"--compare, corrupt lessons.json",
+       {"--compare", "--expected", corrupt.string()},
        {"--compare", "lessons.json", "corrupt"}},
-      {"--compare, table.txt not a table", {"--compare", "--expected", badtable.string()},
+      {"--compare, table.txt not a table",
+       {"--compare", "--expected", badtable.string()},
        {"--compare", "table.txt", "not a profiler table"}},
-      {"--compare, a variant's lessons.json corrupt", {"--compare", "--expected", badvariant.string()},
+      {"--compare, a variant's lessons.json corrupt",
+       {"--compare", "--expected", badvariant.string()},
        {"--compare", "some_variant", "corrupt"}},
   };
-  if (!have_gpu()) {
-    rows.push_back({"--device cuda without a GPU", {"--device", "cuda"}, {"--device cuda", "no CUDA device"}});
+  if (!wb::have_cuda_device()) {
+    rows.push_back(
+        {"--device cuda without a GPU", {"--device", "cuda"}, {"--device cuda", "no CUDA device"}});
   } else {
     // 5 x 200000^2 bf16 = 400 GB: more than any GPU has free (cudaMemGetInfo).
-    rows.push_back({"size too big for the GPU", {"--device", "cuda", "--size", "200000"},
+    rows.push_back({"size too big for the GPU",
+                    {"--device", "cuda", "--size", "200000"},
                     {"--size", "bytes", "GPU memory"}});
     // The platform comes from the GPU's name before the run, not from the trace after it.
-    rows.push_back({"--compare on a GPU without a reference", {"--device", "cuda", "--compare", "--expected", none.string()},
+    rows.push_back({"--compare on a GPU without a reference",
+                    {"--device", "cuda", "--compare", "--expected", none.string()},
                     {"--compare", "this run's GPU", "does not exist"}});
   }
   return rows;
@@ -125,7 +130,8 @@ bool names_flag(const std::vector<std::string>& args, const std::string& flag) {
 std::string row_problem(const Row& row, const proc::Exit& r, const fs::path& out) {
   if (r.timed_out) return "ran into the deadline (did it start working?)";
   if (r.signal) return "killed by signal " + std::to_string(r.signal);
-  if (r.code != row.code) return "exit code " + std::to_string(r.code) + ", expected " + std::to_string(row.code);
+  if (r.code != row.code)
+    return "exit code " + std::to_string(r.code) + ", expected " + std::to_string(row.code);
   for (const auto& s : row.says)
     if (r.err.find(s) == std::string::npos) return "stderr does not say '" + s + "'";
   if (r.err.find("terminate called") != std::string::npos) return "an exception escaped main";
@@ -156,12 +162,13 @@ void check_chapter(const std::string& chapter) {
 
 }  // namespace
 
-TEST_CASE("chapter 01 rejects every bad flag with exit 2, before any work", "[bad_input][chapters]") {
+TEST_CASE("chapter 01 rejects every bad flag with exit 2, before any work",
+          "[tools][bad_input][chapters][cpu]") {
   if (!fs::exists(proc::bin("01_cold_64"))) SKIP("01_cold_64 not built");
   check_chapter("01_cold_64");
 }
 
-TEST_CASE("every other chapter rejects the same bad flags", "[bad_input][chapters]") {
+TEST_CASE("every other chapter rejects the same bad flags", "[tools][bad_input][chapters][cpu]") {
   int checked = 0;
   for (const std::string& chapter : proc::chapters()) {
     if (chapter == "01_cold_64") continue;
@@ -175,29 +182,30 @@ TEST_CASE("every other chapter rejects the same bad flags", "[bad_input][chapter
   if (checked == 0) SKIP("no other chapter binary is built");
 }
 
-TEST_CASE("chapter 05 without its AOTI package", "[bad_input][chapters][ch05]") {
+TEST_CASE("chapter 05 without its AOTI package", "[bad_input][chapters][ch05][cpu]") {
   if (!fs::exists(proc::bin("05_compiled_addmm"))) SKIP("05_compiled_addmm not built");
   // --aoti-manifest points the chapter at a package that is not there. Asked for by name, the
   // aoti variant is a usage error (exit 2, before any output) naming the target that builds it;
   // with --variant all it is reported unavailable and the other variants still run.
   const fs::path dir = proc::scratch("bad_input_ch05");
   const std::string none = (dir / "no_such_manifest.json").string();
-  const proc::Exit named = proc::run(proc::bin("05_compiled_addmm"),
-                                     {"--device", "cpu", "--size", "64", "--variant", "aoti",
-                                      "--aoti-manifest", none, "--out", (dir / "named").string()});
+  const proc::Exit named =
+      proc::run(proc::bin("05_compiled_addmm"), {"--device", "cpu", "--size", "64", "--variant", "aoti",
+                                                 "--aoti-manifest", none, "--out", (dir / "named").string()});
   CHECK(named.code == 2);
   CHECK_THAT(named.err, ContainsSubstring("--variant aoti") && ContainsSubstring("05_compiled_addmm_aoti"));
   CHECK_FALSE(fs::exists(dir / "named" / "aoti"));
-  const proc::Exit all = proc::run(proc::bin("05_compiled_addmm"),
-                                   {"--device", "cpu", "--size", "64", "--quiet", "--aoti-manifest", none,
-                                    "--out", (dir / "all").string()});
+  const proc::Exit all =
+      proc::run(proc::bin("05_compiled_addmm"), {"--device", "cpu", "--size", "64", "--quiet",
+                                                 "--aoti-manifest", none, "--out", (dir / "all").string()});
   CHECK(all.code == 0);
   CHECK(fs::exists(dir / "all" / "eager" / "trace.json"));
-  CHECK_THAT(proc::slurp(dir / "all" / "comparison.txt"), ContainsSubstring("n/a aoti: no AOTI package manifest"));
+  CHECK_THAT(proc::slurp(dir / "all" / "comparison.txt"),
+             ContainsSubstring("n/a aoti: no AOTI package manifest"));
   fs::remove_all(dir);
 }
 
-TEST_CASE("the row checks fail on results that are wrong", "[bad_input]") {
+TEST_CASE("the row checks fail on results that are wrong", "[tools][bad_input][cpu]") {
   const Row row{"size zero", {"--size", "0"}, {"--size"}};
   proc::Exit ok;
   ok.code = 2;
@@ -221,16 +229,17 @@ TEST_CASE("the row checks fail on results that are wrong", "[bad_input]") {
   // And a real valid run is not an exit-2 row.
   if (fs::exists(proc::bin("01_cold_64"))) {
     const fs::path out = proc::scratch("bad_input_valid");
-    const proc::Exit valid = proc::run(proc::bin("01_cold_64"),
-                                       {"--device", "cpu", "--size", "8", "--schedule", "0,0,1",
-                                        "--quiet", "--out", out.string()});
+    const proc::Exit valid = proc::run(
+        proc::bin("01_cold_64"),
+        {"--device", "cpu", "--size", "8", "--schedule", "0,0,1", "--quiet", "--out", out.string()});
     CHECK(valid.code == 0);
     CHECK(row_problem(row, valid, out) != "");
     fs::remove_all(out);
   }
 }
 
-TEST_CASE("compare: a recorded reference is accepted (the check before the run is not too strict)", "[bad_input][chapters]") {
+TEST_CASE("compare: a recorded reference is accepted (the check before the run is not too strict)",
+          "[tools][bad_input][chapters][cpu]") {
   const fs::path program = proc::bin("01_cold_64");
   if (!fs::exists(program)) SKIP("01_cold_64 not built");
   const fs::path dir = proc::scratch("bad_input_compare_ok");
@@ -300,7 +309,7 @@ void check_tool(const std::string& tool, const std::vector<Row>& rows, const std
 
 }  // namespace
 
-TEST_CASE("inspect: bad flags exit 2, unreadable traces exit 1", "[bad_input][tools]") {
+TEST_CASE("inspect: bad flags exit 2, unreadable traces exit 1", "[bad_input][tools][cpu]") {
   if (!fs::exists(proc::bin("inspect"))) SKIP("inspect not built");
   const std::vector<Row> flags = {
       {"no trace", {}, {"trace"}},
@@ -321,7 +330,7 @@ TEST_CASE("inspect: bad flags exit 2, unreadable traces exit 1", "[bad_input][to
   fs::remove_all(dir);
 }
 
-TEST_CASE("timeline: bad flags exit 2 before reading, unreadable traces exit 1", "[bad_input][tools]") {
+TEST_CASE("timeline: bad flags exit 2 before reading, unreadable traces exit 1", "[bad_input][tools][cpu]") {
   if (!fs::exists(proc::bin("timeline"))) SKIP("timeline not built");
   const fs::path dir = proc::scratch("bad_input_timeline");
   const std::string svg = (dir / "out.svg").string();
@@ -334,11 +343,15 @@ TEST_CASE("timeline: bad flags exit 2 before reading, unreadable traces exit 1",
       {"from without to", {kTrace, "-o", svg, "--from-us", "5"}, {"--to-us"}},
       {"window ends before it starts", {kTrace, "-o", svg, "--from-us", "9", "--to-us", "1"}, {"--from-us"}},
       {"window not finite", {kTrace, "-o", svg, "--from-us", "0", "--to-us", "1e300"}, {"--from-us"}},
-      {"steps and a window", {kTrace, "-o", svg, "--steps", "2", "--from-us", "0", "--to-us", "1"}, {"--steps"}},
+      {"steps and a window",
+       {kTrace, "-o", svg, "--steps", "2", "--from-us", "0", "--to-us", "1"},
+       {"--steps"}},
       {"width too small", {kTrace, "-o", svg, "--width", "10"}, {"--width"}},
       {"depth zero", {kTrace, "-o", svg, "--depth", "0"}, {"--depth"}},
       {"unknown flag", {kTrace, "-o", svg, "--no-such-flag"}, {"no-such-flag"}},
-      {"-o in a missing folder", {kTrace, "-o", (dir / "nope" / "x.svg").string()}, {"--output", "does not exist"}},
+      {"-o in a missing folder",
+       {kTrace, "-o", (dir / "nope" / "x.svg").string()},
+       {"--output", "does not exist"}},
       {"-o is a folder", {kTrace, "-o", dir.string()}, {"--output", "folder"}},
       {"-o not writable", {kTrace, "-o", "/proc/self/x.svg"}, {"--output", "not writable"}},
   };
@@ -347,5 +360,40 @@ TEST_CASE("timeline: bad flags exit 2 before reading, unreadable traces exit 1",
   // The control: a good trace gives a picture and exit 0.
   CHECK(proc::run(proc::bin("timeline"), {kTrace, "-o", svg}).code == 0);
   CHECK(fs::file_size(svg) > 1000);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("table and diff: bad flags exit 2, unreadable traces exit 1 naming the file",
+          "[bad_input][tools][cpu]") {
+  for (const char* tool : {"table", "diff"})
+    if (!fs::exists(proc::bin(tool))) SKIP(std::string(tool) + " not built");
+  const fs::path dir = proc::scratch("bad_input_table_diff");
+  check_tool("table",
+             {
+                 {"no trace", {}, {"trace"}},
+                 {"unknown sort key", {kTrace, "--sort-by", "speed"}, {"--sort-by", "cpu_time_total"}},
+                 {"row limit below -1", {kTrace, "--row-limit", "-5"}, {"--row-limit"}},
+                 {"name width too small", {kTrace, "--max-name-width", "2"}, {"--max-name-width"}},
+                 {"unknown flag", {kTrace, "--no-such-flag"}, {"no-such-flag"}},
+             },
+             {});
+  check_tool("table", unreadable_traces(dir), {});
+  check_tool("diff",
+             {
+                 {"one trace", {kTrace}, {"b"}},
+                 {"unknown format", {kTrace, kTrace, "--format", "yaml"}, {"--format"}},
+             },
+             {});
+  // The bad trace first, then second: either way the message names it.
+  check_tool("diff", unreadable_traces(dir), {kTrace});
+  std::vector<Row> second;
+  for (Row r : unreadable_traces(dir)) {
+    r.args.insert(r.args.begin(), kTrace);
+    second.push_back(r);
+  }
+  check_tool("diff", second, {});
+  // The controls: good traces work.
+  CHECK(proc::run(proc::bin("table"), {kTrace}).code == 0);
+  CHECK(proc::run(proc::bin("diff"), {kTrace, kTrace}).code == 0);
   fs::remove_all(dir);
 }

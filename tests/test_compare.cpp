@@ -57,7 +57,7 @@ void write_run(const fs::path& dir, const std::string& fixture, const std::strin
 
 }  // namespace
 
-TEST_CASE("parse_table_calls reads names and # of Calls from Python's table") {
+TEST_CASE("parse_table_calls reads names and # of Calls from Python's table", "[lessons][cpu]") {
   const auto rows = wb::parse_table_calls(slurp(fixtures::data_dir() / "py_cpu_64_table.txt"), "py");
   REQUIRE(rows.size() == 6);
   CHECK(rows[0].name == "ProfilerStep*");
@@ -66,14 +66,15 @@ TEST_CASE("parse_table_calls reads names and # of Calls from Python's table") {
   CHECK(rows[5].calls == 9);
 }
 
-TEST_CASE("parse_table_calls rejects what is not a table") {
-  CHECK_THROWS_WITH(wb::parse_table_calls("hello\nworld\n", "x.txt"), ContainsSubstring("x.txt: not a profiler table"));
+TEST_CASE("parse_table_calls rejects what is not a table", "[lessons][cpu]") {
+  CHECK_THROWS_WITH(wb::parse_table_calls("hello\nworld\n", "x.txt"),
+                    ContainsSubstring("x.txt: not a profiler table"));
   std::string text = slurp(fixtures::data_dir() / "py_cpu_64_table.txt");
   text.replace(text.find("           3  \n"), 15, "         three\n");
   CHECK_THROWS_WITH(wb::parse_table_calls(text, "t.txt"), ContainsSubstring("not a number"));
 }
 
-TEST_CASE("a run that matches the reference") {
+TEST_CASE("a run that matches the reference", "[lessons][cpu]") {
   TempDir tmp;
   write_run(tmp.path / "run", "h200_64_cold.json", "01_cold_64", {64, 1, 2});
   write_run(tmp.path / "expected" / "h200" / "01_cold_64", "h200_64_cold.json", "01_cold_64", {64, 1, 2});
@@ -97,7 +98,7 @@ TEST_CASE("a run that matches the reference") {
   CHECK(nlohmann::json::parse(wb::render_compare(r, wb::Format::Json))["ok"] == true);
 }
 
-TEST_CASE("a run that differs: lessons and table rows are flagged") {
+TEST_CASE("a run that differs: lessons and table rows are flagged", "[lessons][cpu]") {
   TempDir tmp;
   write_run(tmp.path / "run", "h200_64_cold.json", "01_cold_64", {64, 1, 2});
   // Reference: a 4096 trace under chapter 01 (not overhead-bound), and a doctored table.
@@ -110,7 +111,8 @@ TEST_CASE("a run that differs: lessons and table rows are flagged") {
   CHECK_FALSE(r.ok());
   bool overhead_differs = false;
   for (const auto& l : r.lessons)
-    if (l.fact == "overhead_bound") overhead_differs = l.learner == Status::Pass && l.reference == Status::Fail;
+    if (l.fact == "overhead_bound")
+      overhead_differs = l.learner == Status::Pass && l.reference == Status::Fail;
   CHECK(overhead_differs);
   // The 4096 table has a Memset row the 64 run lacks.
   bool memset_only_ref = false;
@@ -120,7 +122,7 @@ TEST_CASE("a run that differs: lessons and table rows are flagged") {
   CHECK_THAT(wb::render_compare(r, wb::Format::Text), ContainsSubstring("only in reference"));
 }
 
-TEST_CASE("a call count that differs is flagged, times are ignored") {
+TEST_CASE("a call count that differs is flagged, times are ignored", "[lessons][cpu]") {
   TempDir tmp;
   write_run(tmp.path / "run", "h200_64_cold.json", "01_cold_64", {64, 1, 2});
   const fs::path ref = tmp.path / "expected" / "h200" / "01_cold_64";
@@ -148,7 +150,7 @@ TEST_CASE("a call count that differs is flagged, times are ignored") {
   CHECK(r.lessons_agree() == static_cast<int>(r.lessons.size()));
 }
 
-TEST_CASE("missing or corrupt reference output gives a clear error") {
+TEST_CASE("missing or corrupt reference output gives a clear error", "[lessons][cpu]") {
   TempDir tmp;
   write_run(tmp.path / "run", "h200_64_cold.json", "01_cold_64", {64, 1, 2});
   fs::create_directories(tmp.path / "expected" / "cpu");
@@ -174,7 +176,7 @@ TEST_CASE("missing or corrupt reference output gives a clear error") {
   CHECK_THROWS_WITH(wb::compare_run(tmp.path / "nope", o), ContainsSubstring("does not exist"));
 }
 
-TEST_CASE("platform: detected from the trace, or chosen by the caller") {
+TEST_CASE("platform: detected from the trace, or chosen by the caller", "[lessons][cpu]") {
   CHECK(wb::detect_platform(wb::read_trace(fixtures::data_dir() / "py_cpu_64.json")) == "cpu");
   CHECK(wb::detect_platform(wb::read_trace(fixtures::data_dir() / "a100_64_cold.json")) == "a100");
   // --device cpu on a GPU machine: Kineto still lists the GPU, but nothing ran on it.
@@ -195,8 +197,9 @@ TEST_CASE("platform: detected from the trace, or chosen by the caller") {
   {
     const wb::Trace t = wb::read_trace(run / "trace.json");
     const wb::TraceModel m(t);
-    write(ref / "lessons.json", wb::render_lessons(wb::check_lessons(m, *wb::find_lesson_spec("01_cold_64"), {}),
-                                                   wb::Format::Json));
+    write(
+        ref / "lessons.json",
+        wb::render_lessons(wb::check_lessons(m, *wb::find_lesson_spec("01_cold_64"), {}), wb::Format::Json));
   }
   wb::CompareOptions o;
   o.chapter = "01_cold_64";

@@ -70,7 +70,8 @@ wb::Trace profile_three(Eager64& e) {
 
 }  // namespace
 
-TEST_CASE("census: api_base_name drops CUPTI's version suffix and CUDA 13's internal prefix", "[cupti][cpu]") {
+TEST_CASE("census: api_base_name drops CUPTI's version suffix and CUDA 13's internal prefix",
+          "[cupti][cpu]") {
   CHECK(wb::api_base_name("cudaLaunchKernel_v7000") == "cudaLaunchKernel");
   CHECK(wb::api_base_name("cudaLaunchKernel_ptsz_v7000") == "cudaLaunchKernel_ptsz");
   CHECK(wb::api_base_name("__cudaLaunchKernel_v13000") == "cudaLaunchKernel");
@@ -98,9 +99,13 @@ TEST_CASE("census: classify_api sorts API calls into the census classes", "[cupt
   CHECK(wb::api_class_name(ApiClass::KernelLaunch) == "kernel launches");
 }
 
-TEST_CASE("census: kineto_visible keeps runtime calls and driver launches, as Kineto's trace does", "[cupti][cpu]") {
-  const wb::ApiCounts census{{"cudaLaunchKernel", 1}, {"cuLaunchKernelEx", 1}, {"cuMemcpyAsync", 4},
-                             {"cuCtxGetCurrent", 9}, {"cudaMemsetAsync", 1}};
+TEST_CASE("census: kineto_visible keeps runtime calls and driver launches, as Kineto's trace does",
+          "[cupti][cpu]") {
+  const wb::ApiCounts census{{"cudaLaunchKernel", 1},
+                             {"cuLaunchKernelEx", 1},
+                             {"cuMemcpyAsync", 4},
+                             {"cuCtxGetCurrent", 9},
+                             {"cudaMemsetAsync", 1}};
   const wb::ApiCounts seen = wb::kineto_visible(census);
   CHECK(seen == wb::ApiCounts{{"cudaLaunchKernel", 1}, {"cuLaunchKernelEx", 1}, {"cudaMemsetAsync", 1}});
   const wb::ClassCounts c = wb::by_class(census);
@@ -115,8 +120,8 @@ TEST_CASE("census: trace_api_counts: launches per ProfilerStep of H200-shaped tr
   const auto steps = wb::trace_api_counts(me);
   REQUIRE(steps.size() == 3);
   for (const auto& s : steps) {
-    CHECK(s.at("cudaLaunchKernel") == 1);  // the add
-    CHECK(s.at("cuLaunchKernelEx") == 1);  // the GEMM (cuBLAS uses the driver API)
+    CHECK(s.at("cudaLaunchKernel") == 1);          // the add
+    CHECK(s.at("cuLaunchKernelEx") == 1);          // the GEMM (cuBLAS uses the driver API)
     CHECK(s.count("cudaDeviceSynchronize") == 0);  // the end-of-window sync is outside the steps
   }
   const wb::ClassCounts e = wb::median_step(steps);
@@ -218,7 +223,8 @@ TEST_CASE("census: after Kineto profiled in this process, a conflict, not wrong 
   try {
     wb::LaunchCensus census;
     // Only with TEARDOWN_CUPTI=1 does Kineto let go of CUPTI after a trace.
-    WARN("the census could subscribe after profiling (TEARDOWN_CUPTI=" << (teardown ? teardown : "unset") << ")");
+    WARN("the census could subscribe after profiling (TEARDOWN_CUPTI=" << (teardown ? teardown : "unset")
+                                                                       << ")");
     CHECK((teardown && std::string(teardown) == "1"));
     census.discard();
     e.step();

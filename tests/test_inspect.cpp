@@ -41,7 +41,7 @@ Run run_inspect(const std::vector<std::string>& args) {
 
 }  // namespace
 
-TEST_CASE("inspect a real Python CPU trace") {
+TEST_CASE("inspect a real Python CPU trace", "[tools][cpu]") {
   const wb::Trace t = wb::read_trace(fixtures::data_dir() / "py_cpu_64.json");
   const wb::LessonsReport r = inspect(t);
   CHECK(r.kind == "inspect");
@@ -66,7 +66,7 @@ TEST_CASE("inspect a real Python CPU trace") {
   CHECK(r.failed + r.passed + r.not_applicable == static_cast<int>(r.facts.size()));
 }
 
-TEST_CASE("inspect a synthetic GPU trace: overhead-bound, idle sync, no artefacts") {
+TEST_CASE("inspect a synthetic GPU trace: overhead-bound, idle sync, no artefacts", "[tools][cpu]") {
   const wb::LessonsReport r = inspect(fixtures::make_trace({}), {"matmul_add", {64, 1, 2}, 1.5});
   CHECK(find(r, "overhead_bound").status == Status::Pass);
   CHECK(find(r, "end_sync").status == Status::Pass);
@@ -79,7 +79,7 @@ TEST_CASE("inspect a synthetic GPU trace: overhead-bound, idle sync, no artefact
   CHECK_THAT(text, ContainsSubstring("YES = this trace shows it"));
 }
 
-TEST_CASE("inspect a compute-bound gz trace read from disk") {
+TEST_CASE("inspect a compute-bound gz trace read from disk", "[tools][cpu]") {
   const wb::Trace t = wb::read_trace(fixtures::data_dir() / "h200_4096_warm.json.gz");
   const wb::LessonsReport r = inspect(t, {"matmul_add", {4096, 1, 2}, 1.5});
   CHECK(find(r, "overhead_bound").status == Status::Fail);
@@ -88,7 +88,7 @@ TEST_CASE("inspect a compute-bound gz trace read from disk") {
   CHECK(find(r, "throughput").status == Status::Pass);
 }
 
-TEST_CASE("inspect command line: formats, help, bad flags, bad traces") {
+TEST_CASE("inspect command line: formats, help, bad flags, bad traces", "[tools][cpu]") {
   const std::string trace = (fixtures::data_dir() / "py_cpu_64.json").string();
   const Run text = run_inspect({trace});
   CHECK(text.code == 0);
@@ -107,8 +107,8 @@ TEST_CASE("inspect command line: formats, help, bad flags, bad traces") {
   CHECK_THAT(ch.out, ContainsSubstring("Lessons for 01_cold_64"));
 
   CHECK(run_inspect({"--help"}).code == 0);
-  CHECK(run_inspect({}).code == 2);                                  // TRACE missing
-  CHECK(run_inspect({trace, "--format", "yaml"}).code == 2);         // bad value
+  CHECK(run_inspect({}).code == 2);                           // TRACE missing
+  CHECK(run_inspect({trace, "--format", "yaml"}).code == 2);  // bad value
   CHECK(run_inspect({trace, "--chapter", "99_nope"}).code == 2);
   CHECK(run_inspect({trace, "--no-such-flag"}).code == 2);
 
@@ -122,4 +122,90 @@ TEST_CASE("inspect command line: formats, help, bad flags, bad traces") {
   CHECK(corrupt.code == 1);
   CHECK_THAT(corrupt.err, ContainsSubstring("cannot read trace"));
   std::filesystem::remove(bad);
+}
+
+// ---- issue 13: any trace, not only the workbook's ------------------------------------------
+
+TEST_CASE("inspect finds and judges the user's annotation in Python's training trace",
+          "[tools][cpu][inspect]") {
+  const wb::Trace t =
+      wb::read_trace(std::string(WORKBOOK_ROOT) + "/tests/data/python/cpu_shapes_flops.json.gz");
+  const wb::TraceModel m(t);
+  CHECK(wb::user_annotations(m) == std::vector<std::string>{"train_step"});
+  wb::FactOptions o;
+  o.annotation = "";  // find them
+  const wb::LessonsReport r = wb::inspect_trace(m, o);
+  int judged = 0;
+  for (const auto& f : r.facts)
+    if ((f.id == "dead_window" || f.id == "dispatch_chain") &&
+        f.title.find("'train_step'") != std::string::npos) {
+      CHECK(f.status != wb::Status::NotApplicable);
+      ++judged;
+    }
+  CHECK(judged == 2);
+  // Its FLOPs (with_flops) give the CPU GEMMs' rate; no device, so no verdict on a peak.
+  for (const auto& f : r.facts)
+    if (f.id == "throughput") {
+      CHECK(f.status == wb::Status::NotApplicable);
+      CHECK(f.data.contains("cpu_gemm_gflops"));
+    }
+  // The old default looks for matmul_add, which this trace does not have: n/a, the bug report.
+  wb::FactOptions fixed;
+  fixed.annotation = "matmul_add";
+  for (const auto& f : wb::inspect_trace(m, fixed).facts)
+    if (f.id == "dispatch_chain") CHECK(f.status == wb::Status::NotApplicable);
+}
+
+TEST_CASE("inspect: throughput from the trace's FLOPs, or the flags that would give them",
+          "[tools][cpu][inspect]") {
+  wb::Trace t =
+      wb::read_trace(std::string(WORKBOOK_ROOT) + "/expected_output/h200/05_compiled_addmm/addmm/trace.json");
+  wb::FactOptions o;  // no problem size
+  {
+    const wb::TraceModel m(t);
+    const wb::Fact f = wb::fact_throughput(m, o);
+    CHECK(f.status == wb::Status::NotApplicable);
+    CHECK(f.verdict.find("with_flops") != std::string::npos);
+  }
+  // What with_flops records for this run's addmm (4096^3 x 2).
+  for (auto& e : t.events)
+    if (e.name == "aten::addmm") e.flops = 2LL * 4096 * 4096 * 4096;
+  const wb::TraceModel m(t);
+  const wb::Fact f = wb::fact_throughput(m, o);
+  REQUIRE(f.measured);
+  CHECK(f.data["source"] == "trace FLOPs (with_flops)");
+  // 137 GFLOP in ~197 us: about 700 TFLOP/s, i.e. most of the H200's dense bf16 peak.
+  CHECK(f.data["gemm_tflops"].get<double>() > 400);
+  CHECK(f.data["gemm_tflops"].get<double>() < 1000);
+  CHECK(f.data.contains("gemm_pct_of_peak"));
+}
+
+TEST_CASE("inspect: a rule that depends on the device says so instead of a bare no",
+          "[tools][cpu][inspect]") {
+  // Occupancy queries before GEMM launches: every call on the A100, only the first on Hopper.
+  auto launch_path = [](const std::string& file, bool inspect) {
+    const wb::Trace t = wb::read_trace(std::string(WORKBOOK_ROOT) + "/tests/data/lessons/" + file);
+    const wb::TraceModel m(t);
+    wb::FactOptions o;
+    o.annotation = "";
+    const auto r =
+        inspect ? wb::inspect_trace(m, o) : wb::check_lessons(m, *wb::find_lesson_spec("01_cold_64"), {});
+    for (const auto& f : r.facts)
+      if (f.id == "launch_path") return f;
+    return wb::Fact{};
+  };
+  const wb::Fact h200 = launch_path("h200_64_first_call.json", true);
+  const wb::Fact warm = launch_path("h200_4096_warm.json.gz", true);
+  const wb::Fact a100 = launch_path("a100_64_cold.json", true);
+  CHECK(a100.status == wb::Status::Pass);
+  CHECK(a100.verdict.find("depends on the device") == std::string::npos);  // a yes needs no excuse
+  for (const wb::Fact* f : {&h200, &warm}) {
+    if (f->status != wb::Status::Fail) continue;
+    CHECK(f->verdict.find("depends on the device") != std::string::npos);
+    CHECK(f->verdict.find("NVIDIA H200") != std::string::npos);
+  }
+  CHECK((h200.status == wb::Status::Fail || warm.status == wb::Status::Fail));
+  // A chapter's judgement keeps its recorded verdict: no note there.
+  for (const auto& file : {"h200_64_first_call.json", "a100_64_cold.json"})
+    CHECK(launch_path(file, false).verdict.find("depends on the device") == std::string::npos);
 }

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-#include "workbook/model.hpp"
+#include "workbook/trace_model.hpp"
 #include "workbook/trace_reader.hpp"
 
 namespace fs = std::filesystem;
@@ -50,7 +50,7 @@ std::string trace_of(std::initializer_list<Spec> specs) {
 
 }  // namespace
 
-TEST_CASE("call tree of the real Python trace", "[model][tree]") {
+TEST_CASE("call tree of the real Python trace", "[core][model][tree][cpu]") {
   const wb::Trace t = wb::read_trace(kPyCpu);
   const wb::TraceModel m(t);
   REQUIRE(m.cpu_lanes().size() == 1);  // the Trace span and instants are not on a CPU lane
@@ -58,8 +58,7 @@ TEST_CASE("call tree of the real Python trace", "[model][tree]") {
   CHECK(lane.pid == 2927);
   CHECK(lane.events.size() == 24);
   REQUIRE(lane.roots.size() == 3);
-  for (size_t k = 0; k < 3; ++k)
-    CHECK(m.at(lane.roots[k]).name == "ProfilerStep#" + std::to_string(k + 2));
+  for (size_t k = 0; k < 3; ++k) CHECK(m.at(lane.roots[k]).name == "ProfilerStep#" + std::to_string(k + 2));
   CHECK(m.gpu_lanes().empty());
 
   // aten::matmul inside matmul_add inside ProfilerStep#2 (and likewise in steps 3 and 4).
@@ -88,7 +87,7 @@ TEST_CASE("call tree of the real Python trace", "[model][tree]") {
   CHECK(m.find("aten::nothing").empty());
 }
 
-TEST_CASE("steps: ProfilerStep#N windows and step_at", "[model][steps]") {
+TEST_CASE("steps: ProfilerStep#N windows and step_at", "[core][model][steps][cpu]") {
   const wb::Trace t = wb::read_trace(kPyCpu);
   const wb::TraceModel m(t);
   REQUIRE(m.steps().size() == 3);
@@ -123,7 +122,7 @@ TEST_CASE("steps: ProfilerStep#N windows and step_at", "[model][steps]") {
   CHECK(fm.steps()[0].number == 12);
 }
 
-TEST_CASE("tree ties: same start, the longer event is the parent", "[model][tree]") {
+TEST_CASE("tree ties: same start, the longer event is the parent", "[core][model][tree][cpu]") {
   // The shorter event comes first in the file; sorting by (start, longer first) fixes it.
   const wb::Trace t = wb::parse_trace(trace_of({{"inner", 10, 2, 2}, {"outer", 10, 5, 1}}));
   const wb::TraceModel m(t);
@@ -145,7 +144,7 @@ TEST_CASE("tree ties: same start, the longer event is the parent", "[model][tree
   CHECK_FALSE(m2.parent(idx(m2, "inner")).has_value());
 }
 
-TEST_CASE("GPU lanes and launch links on the synthetic H200-like trace", "[model][links]") {
+TEST_CASE("GPU lanes and launch links on the synthetic H200-like trace", "[core][model][links][cpu]") {
   const wb::Trace t = wb::read_trace(kSynthGpu);
   const wb::TraceModel m(t);
   REQUIRE(m.gpu_lanes().size() == 1);
@@ -195,7 +194,7 @@ TEST_CASE("GPU lanes and launch links on the synthetic H200-like trace", "[model
   CHECK_FALSE(m.launcher(idx(m, "matmul_add", 1)).has_value());  // GPU annotation
 }
 
-TEST_CASE("launch links: wrong ids break them; ops win over annotations", "[model][links]") {
+TEST_CASE("launch links: wrong ids break them; ops win over annotations", "[core][model][links][cpu]") {
   // Annotation "region" and op "aten::mm" share External id 5, annotation first in the file.
   // The kernel with correlation 9 belongs to the op. The kernel with correlation 10 has no
   // launch call in the trace. The graph launch (11) runs two kernels on two streams.
@@ -235,7 +234,7 @@ TEST_CASE("launch links: wrong ids break them; ops win over annotations", "[mode
   CHECK_FALSE(m.op_of(past).has_value());
 }
 
-TEST_CASE("an empty trace gives an empty model", "[model]") {
+TEST_CASE("an empty trace gives an empty model", "[core][model][cpu]") {
   const wb::Trace t = wb::parse_trace(R"({"traceEvents":[]})");
   const wb::TraceModel m(t);
   CHECK(m.cpu_lanes().empty());

@@ -10,9 +10,11 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <sys/stat.h>
+#include <csignal>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -95,7 +97,8 @@ std::vector<std::string> chapter_args(const fs::path& out, const std::string& sc
 
 }  // namespace
 
-TEST_CASE("a second run on the same --out stops at startup; the first is untouched", "[no_data_lost]") {
+TEST_CASE("a second run on the same --out stops at startup; the first is untouched",
+          "[core][no_data_lost][cpu]") {
   if (!fs::exists(proc::bin(kChapter))) SKIP(kChapter << " not built");
   const fs::path dir = proc::scratch("lost_concurrent"), out = dir / "out";
   // Run A: a wait phase far longer than this test (steps run, nothing is recorded yet).
@@ -126,7 +129,8 @@ TEST_CASE("a second run on the same --out stops at startup; the first is untouch
   fs::remove_all(dir);
 }
 
-TEST_CASE("a run stopped by a signal while profiling leaves the previous outputs intact", "[no_data_lost]") {
+TEST_CASE("a run stopped by a signal while profiling leaves the previous outputs intact",
+          "[core][no_data_lost][cpu]") {
   if (!fs::exists(proc::bin(kChapter))) SKIP(kChapter << " not built");
   struct Case {
     const char* what;
@@ -166,7 +170,7 @@ TEST_CASE("a run stopped by a signal while profiling leaves the previous outputs
   }
 }
 
-TEST_CASE("the snapshot check notices a changed or extra file", "[no_data_lost]") {
+TEST_CASE("the snapshot check notices a changed or extra file", "[core][no_data_lost][cpu]") {
   const fs::path dir = proc::scratch("lost_wrong");
   wb::write_file_atomic(dir / "a.txt", "one");
   const auto before = snapshot(dir);
@@ -177,7 +181,7 @@ TEST_CASE("the snapshot check notices a changed or extra file", "[no_data_lost]"
   fs::remove_all(dir);
 }
 
-TEST_CASE("write_file_atomic replaces a file whole and leaves no temp file", "[no_data_lost]") {
+TEST_CASE("write_file_atomic replaces a file whole and leaves no temp file", "[core][no_data_lost][cpu]") {
   const fs::path dir = proc::scratch("lost_atomic");
   wb::write_file_atomic(dir / "t.txt", "old");
   wb::write_file_atomic(dir / "t.txt", std::string(1 << 20, 'x'));
@@ -190,15 +194,15 @@ TEST_CASE("write_file_atomic replaces a file whole and leaves no temp file", "[n
   fs::remove_all(dir);
 }
 
-TEST_CASE("DirLock nests within a process and excludes other processes", "[no_data_lost]") {
+TEST_CASE("DirLock nests within a process and excludes other processes", "[core][no_data_lost][cpu]") {
   // The other process is util-linux flock(1) on the same lock file: a fresh program, as a
   // second chapter run would be (a fork()ed child would share our lock, as flock intends).
   const fs::path flock_bin = "/usr/bin/flock";
   if (!fs::exists(flock_bin)) SKIP("no /usr/bin/flock (util-linux)");
   const fs::path dir = proc::scratch("lost_lock");
   auto other_process_gets_it = [&] {
-    const proc::Exit r = proc::run(flock_bin, {"--nonblock", "--conflict-exit-code", "7",
-                                               (dir / ".lock").string(), "true"});
+    const proc::Exit r =
+        proc::run(flock_bin, {"--nonblock", "--conflict-exit-code", "7", (dir / ".lock").string(), "true"});
     REQUIRE((r.code == 0 || r.code == 7));
     return r.code == 0;
   };

@@ -10,7 +10,7 @@
 #include <set>
 #include <unistd.h>
 
-#include "workbook/model.hpp"
+#include "workbook/trace_model.hpp"
 #include "workbook/profiler.hpp"
 #include "workbook/trace_reader.hpp"
 
@@ -120,7 +120,8 @@ TEST_CASE("schedule 0,0,N still prepares before enabling (no crash) and records 
 TEST_CASE("repeat=2 gives two cycles; repeat=0 cycles until the steps run out", "[profiler][cpu]") {
   auto two = run_loop(wb::Schedule{1, 1, 2, 2, 0}, 8, torch::kCPU);
   REQUIRE(two.size() == 2);
-  const std::set<std::string> first{"ProfilerStep#2", "ProfilerStep#3"}, second{"ProfilerStep#6", "ProfilerStep#7"};
+  const std::set<std::string> first{"ProfilerStep#2", "ProfilerStep#3"},
+      second{"ProfilerStep#6", "ProfilerStep#7"};
   CHECK(step_names(two[0].trace()) == first);
   CHECK(step_names(two[1].trace()) == second);
 
@@ -177,7 +178,54 @@ TEST_CASE("a result saved after a later session still has its own events", "[pro
   }
   int parked_left = 0;  // the parked temp files were moved into place, none left behind
   for (const auto& p : fs::directory_iterator(fs::temp_directory_path()))
-    if (p.path().filename().string().rfind("wb-trace-" + std::to_string(::getpid()) + "-", 0) == 0) ++parked_left;
+    if (p.path().filename().string().rfind("wb-trace-" + std::to_string(::getpid()) + "-", 0) == 0)
+      ++parked_left;
   CHECK(parked_left == 0);
   fs::remove_all(dir);
+}
+
+TEST_CASE("with_flops: the trace carries FLOPs and shapes, and the table shows Python's columns",
+          "[profiler][tools][cpu]") {
+  auto x = torch::randn({64, 32}), w = torch::randn({32, 16}), b = torch::randn({16});
+  wb::ProfilerOptions po;
+  po.schedule = wb::Schedule{0, 1, 2, 1, 0};
+  po.cuda = false;
+  po.with_flops = true;
+  wb::Profiler prof(po);
+  prof.start();
+  for (int i = 0; i < 3; ++i) {
+    torch::addmm(b, x, w);
+    prof.step();
+  }
+  prof.stop();
+  REQUIRE(prof.results().size() == 1);
+  auto& r = prof.results()[0];
+  int64_t flops = 0;
+  std::string shapes;
+  for (const auto& e : r.trace().events)
+    if (e.name == "aten::addmm") flops = e.flops, shapes = e.input_shapes;
+  CHECK(flops == 2 * 64 * 32 * 16);  // torch's formula, from the in-memory events
+  CHECK(shapes == "[[16], [64, 32], [32, 16], [], []]");
+  CHECK(r.trace().with_flops);
+  const auto dir = temp_dir("with_flops");
+  r.save_chrome_trace(dir / "trace.json");
+  // The saved trace says how it was recorded, and the reader computes the same FLOPs.
+  const wb::Trace disk = wb::read_trace(dir / "trace.json");
+  CHECK(disk.with_flops);
+  CHECK(disk.record_shapes);
+  int64_t disk_flops = 0;
+  for (const auto& e : disk.events)
+    if (e.name == "aten::addmm") disk_flops = e.flops;
+  CHECK(disk_flops == flops);
+  // Without the option: no FLOPs, no flag.
+  wb::ProfilerOptions plain = po;
+  plain.with_flops = false;
+  wb::Profiler p2(plain);
+  p2.start();
+  for (int i = 0; i < 3; ++i) {
+    torch::addmm(b, x, w);
+    p2.step();
+  }
+  p2.stop();
+  CHECK_FALSE(p2.results()[0].trace().with_flops);
 }

@@ -27,8 +27,11 @@ std::string run(const Schedule& s, int n = 24) {
 }
 }  // namespace
 
-TEST_CASE("schedule matches torch.profiler.schedule step by step", "[schedule][common]") {
-  struct Row { Schedule s; const char* python; };
+TEST_CASE("schedule matches torch.profiler.schedule step by step", "[profiler][schedule][common][cpu]") {
+  struct Row {
+    Schedule s;
+    const char* python;
+  };
   auto [s, python] = GENERATE(values<Row>({
       {{1, 1, 3, 1, 0}, "NWRRSNNNNNNNNNNNNNNNNNNN"},   // the workbook's default
       {{0, 0, 3, 1, 0}, "RRSNNNNNNNNNNNNNNNNNNNNN"},   // no wait, no warmup
@@ -41,13 +44,13 @@ TEST_CASE("schedule matches torch.profiler.schedule step by step", "[schedule][c
   CHECK(run(s) == python);
 }
 
-TEST_CASE("a wrong schedule would be caught", "[schedule][common]") {
+TEST_CASE("a wrong schedule would be caught", "[profiler][schedule][common][cpu]") {
   // The comparison above is not vacuous: an off-by-one schedule yields a different sequence.
   CHECK(run(Schedule{1, 1, 3, 1, 0}) != run(Schedule{1, 1, 2, 1, 0}));
   CHECK(run(Schedule{1, 0, 2, 0, 0}) != run(Schedule{1, 0, 2, 1, 0}));
 }
 
-TEST_CASE("schedule parsing: W,WU,A[,R]", "[schedule][common]") {
+TEST_CASE("schedule parsing: W,WU,A[,R]", "[profiler][schedule][common][cpu]") {
   auto s = Schedule::parse("1,1,3");
   CHECK((s.wait == 1 && s.warmup == 1 && s.active == 3 && s.repeat == 1));
   CHECK(s.total_steps() == 5);
@@ -56,7 +59,8 @@ TEST_CASE("schedule parsing: W,WU,A[,R]", "[schedule][common]") {
   CHECK(r.total_steps() == -1);
   CHECK(Schedule::parse("1,1,2,2").total_steps() == 8);
 
-  for (const char* bad : {"", "1", "1,1", "1,1,0", "-1,1,3", "1,1,3,1,1", "a,b,c", "1,,3", "1,1,3,", " 1,1,3", "1.5,1,3"}) {
+  for (const char* bad :
+       {"", "1", "1,1", "1,1,0", "-1,1,3", "1,1,3,1,1", "a,b,c", "1,,3", "1,1,3,", " 1,1,3", "1.5,1,3"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(Schedule::parse(bad), std::invalid_argument);
   }
@@ -68,7 +72,7 @@ TEST_CASE("schedule parsing: W,WU,A[,R]", "[schedule][common]") {
   }
 }
 
-TEST_CASE("transitions follow torch.profiler.profile's action map", "[schedule][common]") {
+TEST_CASE("transitions follow torch.profiler.profile's action map", "[profiler][schedule][common][cpu]") {
   using A = ProfilerAction;
   // Prepare always comes with (and before) start when entering a recording phase from NONE,
   // even when warmup == 0: enabling without preparing segfaults in LibTorch.
@@ -82,11 +86,11 @@ TEST_CASE("transitions follow torch.profiler.profile's action map", "[schedule][
   CHECK((t.stop && t.trace_ready && t.prepare && t.start));
   t = wb::transition(A::RecordAndSave, A::None);
   CHECK((t.stop && t.trace_ready && !t.start));
-  t = wb::transition(A::Record, A::None);           // Python stops without a result here
+  t = wb::transition(A::Record, A::None);  // Python stops without a result here
   CHECK((t.warn_incorrect && t.stop && !t.trace_ready));
   t = wb::transition(A::Record, A::Record);
   CHECK((!t.prepare && !t.start && !t.stop));
-  auto e = wb::transition_on_exit(A::Record);       // loop ended mid-cycle: still saved
+  auto e = wb::transition_on_exit(A::Record);  // loop ended mid-cycle: still saved
   CHECK((e.stop && e.trace_ready));
   e = wb::transition_on_exit(A::Warmup);
   CHECK((e.start && e.stop && !e.trace_ready));

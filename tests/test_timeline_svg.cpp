@@ -6,6 +6,8 @@
 // GPU traces are synthetic, shaped like the H200 probe (cpp_64_cold: steps ~221/77/61 µs,
 // nvjet GEMM 1.9 µs, add kernel 0.9 µs, launch-to-start 10-20 µs), so no GPU is needed.
 // The hidden case "[.docs]" writes the README pictures (see docs/img/README.md).
+// The element builder the timeline is drawn with (workbook/svg.hpp) is checked by bytes:
+// escaping in text and attributes, nesting and line layout, attribute order, numbers.
 #include <catch2/catch_test_macros.hpp>
 
 #include <cstdlib>
@@ -13,10 +15,12 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
-#include "workbook/model.hpp"
+#include "workbook/svg.hpp"
+#include "workbook/trace_model.hpp"
 #include "workbook/timeline_svg.hpp"
 #include "workbook/trace.hpp"
 #include "workbook/trace_reader.hpp"
@@ -30,7 +34,10 @@ struct Element {
   std::string name;
   std::map<std::string, std::string> attrs;
   std::string text;  // direct text content, entities decoded
-  std::string cls() const { auto it = attrs.find("class"); return it == attrs.end() ? "" : it->second; }
+  std::string cls() const {
+    auto it = attrs.find("class");
+    return it == attrs.end() ? "" : it->second;
+  }
 };
 struct Doc {
   std::vector<Element> elements;  // document order
@@ -54,14 +61,21 @@ bool decode_entities(const std::string& in, std::string& out) {
   out.clear();
   for (size_t i = 0; i < in.size(); ++i) {
     if (in[i] == '<') return false;
-    if (in[i] != '&') { out += in[i]; continue; }
+    if (in[i] != '&') {
+      out += in[i];
+      continue;
+    }
     const size_t semi = in.find(';', i);
     if (semi == std::string::npos) return false;
     const std::string ent = in.substr(i + 1, semi - i - 1);
-    static const std::map<std::string, char> kNamed{{"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''}};
-    if (auto it = kNamed.find(ent); it != kNamed.end()) out += it->second;
-    else if (ent.size() > 1 && ent[0] == '#' && ent.find_first_not_of("0123456789", 1) == std::string::npos) out += '?';
-    else return false;
+    static const std::map<std::string, char> kNamed{
+        {"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''}};
+    if (auto it = kNamed.find(ent); it != kNamed.end())
+      out += it->second;
+    else if (ent.size() > 1 && ent[0] == '#' && ent.find_first_not_of("0123456789", 1) == std::string::npos)
+      out += '?';
+    else
+      return false;
     i = semi;
   }
   return true;
@@ -72,7 +86,10 @@ Doc parse_xml(const std::string& s) {
   std::vector<size_t> open;  // indices into d.elements
   bool root_seen = false;
   size_t i = 0;
-  auto fail = [&](const std::string& why) { d.error = why + " at byte " + std::to_string(i); return d; };
+  auto fail = [&](const std::string& why) {
+    d.error = why + " at byte " + std::to_string(i);
+    return d;
+  };
   if (s.rfind("<?xml", 0) == 0) i = s.find("?>") + 2;
   while (i < s.size()) {
     if (s[i] != '<') {
@@ -101,7 +118,9 @@ Doc parse_xml(const std::string& s) {
     // start tag
     ++i;
     size_t j = i;
-    while (j < s.size() && (isalnum(static_cast<unsigned char>(s[j])) || s[j] == '-' || s[j] == ':' || s[j] == '_')) ++j;
+    while (j < s.size() &&
+           (isalnum(static_cast<unsigned char>(s[j])) || s[j] == '-' || s[j] == ':' || s[j] == '_'))
+      ++j;
     if (j == i) return fail("bad tag name");
     if (open.empty() && root_seen) return fail("second root element");
     root_seen = true;
@@ -112,8 +131,15 @@ Doc parse_xml(const std::string& s) {
     for (;;) {
       while (i < s.size() && isspace(static_cast<unsigned char>(s[i]))) ++i;
       if (i >= s.size()) return fail("unterminated start tag");
-      if (s[i] == '>') { ++i; break; }
-      if (s.compare(i, 2, "/>") == 0) { i += 2; self_closing = true; break; }
+      if (s[i] == '>') {
+        ++i;
+        break;
+      }
+      if (s.compare(i, 2, "/>") == 0) {
+        i += 2;
+        self_closing = true;
+        break;
+      }
       const size_t eq = s.find('=', i);
       if (eq == std::string::npos || s[eq + 1] != '"') return fail("attribute without a quoted value");
       const std::string key = s.substr(i, eq - i);
@@ -129,7 +155,10 @@ Doc parse_xml(const std::string& s) {
     d.elements.push_back(el);
     if (!self_closing) open.push_back(d.elements.size() - 1);
   }
-  if (!open.empty()) { i = s.size(); return fail("unclosed <" + d.elements[open.back()].name + ">"); }
+  if (!open.empty()) {
+    i = s.size();
+    return fail("unclosed <" + d.elements[open.back()].name + ">");
+  }
   if (!root_seen) return fail("no root element");
   return d;
 }
@@ -250,7 +279,8 @@ wb::Trace two_threads_two_streams() {
   const int64_t mm = b.cpu(Kind::CpuOp, "aten::mm", 10, 30);
   b.launch(Kind::Runtime, "cudaLaunchKernel", mm, 20, 5, Kind::Kernel, kGemm, 12, 4, 7);
   const int64_t cp = b.cpu(Kind::CpuOp, "aten::copy_", 30, 40, 777);
-  b.launch(Kind::Runtime, "cudaMemcpyAsync", cp, 40, 6, Kind::Memcpy, "Memcpy HtoD (Pinned -> Device)", 10, 20, 13, 777);
+  b.launch(Kind::Runtime, "cudaMemcpyAsync", cp, 40, 6, Kind::Memcpy, "Memcpy HtoD (Pinned -> Device)", 10,
+           20, 13, 777);
   return b.t;
 }
 
@@ -284,7 +314,8 @@ std::string render(const wb::Trace& t, const wb::TimelineOptions& o = {}) {
   return wb::render_timeline_svg(m, o);
 }
 
-const std::filesystem::path kPyCpuTrace = std::filesystem::path(WORKBOOK_ROOT) / "tests/data/traces/py_cpu_64.json";
+const std::filesystem::path kPyCpuTrace =
+    std::filesystem::path(WORKBOOK_ROOT) / "tests/data/traces/py_cpu_64.json";
 
 std::vector<std::string> step_labels(const Doc& d) {
   std::vector<std::string> r;
@@ -294,17 +325,98 @@ std::vector<std::string> step_labels(const Doc& d) {
 
 }  // namespace
 
-TEST_CASE("the XML checker itself rejects broken documents", "[timeline][common]") {
+TEST_CASE("the XML checker itself rejects broken documents", "[render][timeline][common][cpu]") {
   CHECK(parse_xml("<svg><g></g></svg>").ok());
   CHECK_FALSE(parse_xml("<svg><g></svg>").ok());                       // mismatched
-  CHECK_FALSE(parse_xml("<svg><text>a < b</text></svg>").ok());         // raw '<'
-  CHECK_FALSE(parse_xml("<svg><text>R&D</text></svg>").ok());           // raw '&'
+  CHECK_FALSE(parse_xml("<svg><text>a < b</text></svg>").ok());        // raw '<'
+  CHECK_FALSE(parse_xml("<svg><text>R&D</text></svg>").ok());          // raw '&'
   CHECK_FALSE(parse_xml("<svg><text x=\"a<b\">t</text></svg>").ok());  // '<' in attribute
   CHECK_FALSE(parse_xml("<svg></svg><svg></svg>").ok());               // two roots
   CHECK_FALSE(parse_xml("<svg>").ok());                                // unclosed
 }
 
-TEST_CASE("a GPU trace: well-formed, lanes, steps, flows, idle", "[timeline][common]") {
+TEST_CASE("svg builder: text and attribute values are escaped", "[render][timeline][common][cpu]") {
+  using wb::svg::Element;
+  const std::string s =
+      Element("text").attr("data-name", "a<b> & \"c\" 'd'").text("x < y && \"z\" > 'w'").str();
+  CHECK(s ==
+        "<text data-name=\"a&lt;b&gt; &amp; &quot;c&quot; &apos;d&apos;\">"
+        "x &lt; y &amp;&amp; &quot;z&quot; &gt; &apos;w&apos;</text>");
+  const Doc d = parse_xml(s);  // ... and a parser gets the original strings back
+  REQUIRE(d.ok());
+  CHECK(d.elements.at(0).attrs.at("data-name") == "a<b> & \"c\" 'd'");
+  CHECK(d.elements.at(0).text == "x < y && \"z\" > 'w'");
+  // Kernel names: every special, in a tooltip.
+  CHECK(Element("title").text("void at::native::f<(int)4>(float const&, bool) && 'x'").str() ==
+        "<title>void at::native::f&lt;(int)4&gt;(float const&amp;, bool) &amp;&amp; &apos;x&apos;</title>");
+  // A newline stays a newline in text; in an attribute it would become a space, so it is a reference.
+  CHECK(Element("title").text("aten::mm\n1.9 µs").str() == "<title>aten::mm\n1.9 µs</title>");
+  CHECK(Element("g").attr("data-x", "1\n2\t3").str() == "<g data-x=\"1&#10;2&#9;3\"/>");
+  // What XML cannot hold (a control character, broken UTF-8) becomes U+FFFD; valid UTF-8 stays.
+  CHECK(Element("t").text(std::string("a\x01z \xff µs →")).str() ==
+        "<t>a\xEF\xBF\xBDz \xEF\xBF\xBD µs →</t>");
+  CHECK(wb::svg::escape_text("R&D <1>") == "R&amp;D &lt;1&gt;");
+  CHECK(wb::svg::escape_attribute("\"q\"\n") == "&quot;q&quot;&#10;");
+}
+
+TEST_CASE("svg builder: nesting, self-closing tags, one child per line", "[render][timeline][common][cpu]") {
+  using wb::svg::Element;
+  CHECK(Element("rect").str() == "<rect/>");
+  CHECK(Element("text").text("").str() == "<text></text>");  // text given, even empty: both tags
+  CHECK(Element("svg").add(Element("g").add(Element("g").add(Element("text").text("deep")))).str() ==
+        "<svg><g><g><text>deep</text></g></g></svg>");
+
+  Element bar("g");
+  bar.attr("class", "ev");
+  bar.add(Element("title").text("aten::mm"));
+  bar.add(Element("rect").attr("x", 12.0).attr("width", 3));
+  CHECK(bar.str() == "<g class=\"ev\"><title>aten::mm</title><rect x=\"12\" width=\"3\"/></g>");
+  CHECK(bar.children().size() == 2);
+
+  // multiline: a newline after the start tag and after every child; a fragment is one line.
+  Element lane("g");
+  lane.attr("class", "lane").multiline();
+  lane.add(Element("line"));
+  lane.add(Element::fragment().add(Element("line")).add(Element("text").text("1 µs")));
+  lane.add(std::move(bar));
+  CHECK(lane.str() ==
+        "<g class=\"lane\">\n<line/>\n<line/><text>1 µs</text>\n"
+        "<g class=\"ev\"><title>aten::mm</title><rect x=\"12\" width=\"3\"/></g>\n</g>");
+  CHECK(Element::fragment().add(Element("a")).add(Element("b")).str() == "<a/><b/>");
+  Element joined("g");
+  joined.add(Element("a")).add_children_of(Element::fragment().add(Element("b")).add(Element("c")));
+  CHECK(joined.str() == "<g><a/><b/><c/></g>");
+
+  std::ostringstream os;
+  lane.write(os);
+  CHECK(os.str() == lane.str());
+  std::string out = "<?xml?>";
+  lane.append_to(out);
+  CHECK(out == "<?xml?>" + lane.str());
+}
+
+TEST_CASE("svg builder: attributes keep the order they were set in", "[render][timeline][common][cpu]") {
+  using wb::svg::Element;
+  Element e("rect");
+  e.attr("y", 2)
+      .attr("x", int64_t{-1})
+      .attr("fill", "#fff")
+      .attr("height", 4.25)
+      .attr("rx", std::string("1.5"));
+  CHECK(e.str() == "<rect y=\"2\" x=\"-1\" fill=\"#fff\" height=\"4.3\" rx=\"1.5\"/>");
+  e.attr("x", 7);  // set again: replaced in place, not moved to the end
+  CHECK(e.str() == "<rect y=\"2\" x=\"7\" fill=\"#fff\" height=\"4.3\" rx=\"1.5\"/>");
+  REQUIRE(e.attrs().size() == 5);
+  CHECK(e.attrs()[1].first == "x");
+  // Numbers: fixed, locale-free, no "-0", trailing zeros dropped.
+  CHECK(wb::svg::num(-0.04) == "0");
+  CHECK(wb::svg::num(12.0) == "12");
+  CHECK(wb::svg::num(1.234, 2) == "1.23");
+  CHECK(wb::svg::num(99.96) == "100");
+  CHECK(wb::svg::num(std::numeric_limits<double>::quiet_NaN()) == "0");
+}
+
+TEST_CASE("a GPU trace: well-formed, lanes, steps, flows, idle", "[render][timeline][common][cpu]") {
   const auto t = h200_cold_64();
   const Doc d = parse_xml(render(t));
   REQUIRE(d.ok());
@@ -334,7 +446,8 @@ TEST_CASE("a GPU trace: well-formed, lanes, steps, flows, idle", "[timeline][com
   }
 }
 
-TEST_CASE("tiny kernels stay visible and long names are shortened, not lost", "[timeline][common]") {
+TEST_CASE("tiny kernels stay visible and long names are shortened, not lost",
+          "[render][timeline][common][cpu]") {
   // 400 px for ~380 µs: the 0.9 µs add kernel would be half a pixel wide at its true scale.
   wb::TimelineOptions o;
   o.width_px = 400;
@@ -355,7 +468,7 @@ TEST_CASE("tiny kernels stay visible and long names are shortened, not lost", "[
   for (const auto* e : d.by_name("text")) CHECK(e->text.size() < kAdd.size());
 }
 
-TEST_CASE("a lane per CPU thread and per GPU stream", "[timeline][common]") {
+TEST_CASE("a lane per CPU thread and per GPU stream", "[render][timeline][common][cpu]") {
   const Doc d = parse_xml(render(two_threads_two_streams()));
   REQUIRE(d.ok());
   const auto cpu = d.by_class("lane cpu");
@@ -367,7 +480,7 @@ TEST_CASE("a lane per CPU thread and per GPU stream", "[timeline][common]") {
   CHECK(d.by_class("flow").size() == 2);  // one from each thread, to each stream
 }
 
-TEST_CASE("step windows select what is drawn", "[timeline][common]") {
+TEST_CASE("step windows select what is drawn", "[render][timeline][common][cpu]") {
   const auto t = h200_cold_64();
   wb::TimelineOptions o;
   o.first_step = 3;
@@ -383,7 +496,8 @@ TEST_CASE("step windows select what is drawn", "[timeline][common]") {
   CHECK(step_labels(d23) == std::vector<std::string>{"ProfilerStep#2", "ProfilerStep#3"});
 }
 
-TEST_CASE("a step window keeps the GPU work it queued, even when it runs late", "[timeline][common]") {
+TEST_CASE("a step window keeps the GPU work it queued, even when it runs late",
+          "[render][timeline][common][cpu]") {
   // 4096-like: the GEMM (175 µs) starts after the CPU step that launched it has ended.
   Builder b;
   using wb::Kind;
@@ -405,7 +519,7 @@ TEST_CASE("a step window keeps the GPU work it queued, even when it runs late", 
   CHECK(whole_kernel);
 }
 
-TEST_CASE("names are escaped and sanitised", "[timeline][common]") {
+TEST_CASE("names are escaped and sanitised", "[render][timeline][common][cpu]") {
   Builder b;
   const std::string nasty = "op<T> & \"x\" 'y' \x01 end";
   b.cpu(wb::Kind::UserAnnotation, "ProfilerStep#1", 0, 100);
@@ -426,9 +540,10 @@ TEST_CASE("names are escaped and sanitised", "[timeline][common]") {
   CHECK(d.by_name("title").front()->text == "A <b>&amp; title");
 }
 
-TEST_CASE("the same input gives the same bytes", "[timeline][common]") {
+TEST_CASE("the same input gives the same bytes", "[render][timeline][common][cpu]") {
   wb::TimelineOptions o;
-  o.highlights.push_back(wb::Highlight::of_range(Builder::kBase + us(1.5), Builder::kBase + us(22.5), "dead window"));
+  o.highlights.push_back(
+      wb::Highlight::of_range(Builder::kBase + us(1.5), Builder::kBase + us(22.5), "dead window"));
   const auto a = h200_cold_64();
   const auto b = h200_cold_64();  // a second, independent trace and model
   const std::string s1 = render(a, o);
@@ -438,7 +553,7 @@ TEST_CASE("the same input gives the same bytes", "[timeline][common]") {
   CHECK(s1 != render(a, o));
 }
 
-TEST_CASE("empty windows and CPU-only traces are pictures, not errors", "[timeline][common]") {
+TEST_CASE("empty windows and CPU-only traces are pictures, not errors", "[render][timeline][common][cpu]") {
   SECTION("a window where nothing ran") {
     wb::TimelineOptions o;
     o.from_ns = Builder::kBase + us(5000);
@@ -473,7 +588,7 @@ TEST_CASE("empty windows and CPU-only traces are pictures, not errors", "[timeli
   }
 }
 
-TEST_CASE("a trace without steps has no step labels", "[timeline][common]") {
+TEST_CASE("a trace without steps has no step labels", "[render][timeline][common][cpu]") {
   const Doc d = parse_xml(render(without_steps()));
   REQUIRE(d.ok());
   CHECK(step_labels(d).empty());
@@ -482,7 +597,7 @@ TEST_CASE("a trace without steps has no step labels", "[timeline][common]") {
   CHECK(step_labels(parse_xml(render(cpu_only()))).size() == 3);
 }
 
-TEST_CASE("depth limit, highlights and flow switch", "[timeline][common]") {
+TEST_CASE("depth limit, highlights and flow switch", "[render][timeline][common][cpu]") {
   const auto t = h200_cold_64();
   wb::TraceModel m(t);
   wb::TimelineOptions o;
@@ -499,8 +614,10 @@ TEST_CASE("depth limit, highlights and flow switch", "[timeline][common]") {
   const auto mm = m.find("aten::mm");
   REQUIRE(mm.size() == 3);
   h.highlights.push_back(wb::Highlight::of_event(mm[0], "aten::mm of the cold step"));
-  h.highlights.push_back(wb::Highlight::of_range(Builder::kBase + us(1.5), Builder::kBase + us(22.5), "dead window"));
-  h.highlights.push_back(wb::Highlight::of_range(Builder::kBase + us(9000), Builder::kBase + us(9100), "far away"));
+  h.highlights.push_back(
+      wb::Highlight::of_range(Builder::kBase + us(1.5), Builder::kBase + us(22.5), "dead window"));
+  h.highlights.push_back(
+      wb::Highlight::of_range(Builder::kBase + us(9000), Builder::kBase + us(9100), "far away"));
   const Doc dh = parse_xml(wb::render_timeline_svg(m, h));
   REQUIRE(dh.ok());
   CHECK(dh.by_class("flow").empty());
@@ -513,7 +630,7 @@ TEST_CASE("depth limit, highlights and flow switch", "[timeline][common]") {
   CHECK(all.find("far away  (outside this picture)") != std::string::npos);
 }
 
-TEST_CASE("options that make no sense are clear errors", "[timeline][common]") {
+TEST_CASE("options that make no sense are clear errors", "[render][timeline][common][cpu]") {
   const auto t = h200_cold_64();
   wb::TraceModel m(t);
   auto fails = [&](wb::TimelineOptions o, const std::string& part) {
@@ -555,7 +672,7 @@ TEST_CASE("options that make no sense are clear errors", "[timeline][common]") {
   CHECK_THROWS_AS(wb::render_timeline_svg(pm, s), std::invalid_argument);
 }
 
-TEST_CASE("the real Python CPU trace", "[timeline][common]") {
+TEST_CASE("the real Python CPU trace", "[render][timeline][common][cpu]") {
   if (!std::filesystem::exists(kPyCpuTrace)) SKIP("no " << kPyCpuTrace.string());
   const wb::Trace t = wb::read_trace(kPyCpuTrace);
   const Doc d = parse_xml(render(t));
@@ -569,7 +686,7 @@ TEST_CASE("the real Python CPU trace", "[timeline][common]") {
 }
 
 // Not a check: writes the README pictures as SVG into $WB_TIMELINE_DOCS (hidden; run it by tag).
-TEST_CASE("README pictures", "[.docs]") {
+TEST_CASE("README pictures", "[render][.docs][cpu]") {
   const char* dir = std::getenv("WB_TIMELINE_DOCS");
   if (!dir) SKIP("set WB_TIMELINE_DOCS=<dir>");
   {
@@ -580,11 +697,12 @@ TEST_CASE("README pictures", "[.docs]") {
     const auto matmul = m.find("aten::matmul");
     const auto gemm = m.find(kGemm);
     REQUIRE((!matmul.empty() && !gemm.empty()));
-    o.highlights.push_back(wb::Highlight::of_range(
-        Builder::kBase + us(1.5), m.at(matmul[0]).start_ns,
-        "Dead window: 21 µs between matmul_add and aten::matmul in the first step (one-time setup); ~1-2 µs later"));
+    o.highlights.push_back(wb::Highlight::of_range(Builder::kBase + us(1.5), m.at(matmul[0]).start_ns,
+                                                   "Dead window: 21 µs between matmul_add and aten::matmul "
+                                                   "in the first step (one-time setup); ~1-2 µs later"));
     o.highlights.push_back(wb::Highlight::of_event(
-        gemm[0], "The GEMM kernel: 1.9 µs of GPU work in a 221 µs step. The GPU idles; the run is overhead-bound"));
+        gemm[0],
+        "The GEMM kernel: 1.9 µs of GPU work in a 221 µs step. The GPU idles; the run is overhead-bound"));
     wb::write_timeline_svg(m, o, std::filesystem::path(dir) / "timeline_h200_cold_64.svg");
   }
   if (std::filesystem::exists(kPyCpuTrace)) {
@@ -594,4 +712,34 @@ TEST_CASE("README pictures", "[.docs]") {
     o.title = "Python torch.profiler, CPU only, 64x64 (real trace: tests/data/traces/py_cpu_64.json)";
     wb::write_timeline_svg(m, o, std::filesystem::path(dir) / "timeline_py_cpu_64.svg");
   }
+}
+
+TEST_CASE("a big trace: a few steps by default, sub-pixel bars merged, a line over all steps",
+          "[timeline][tools][cpu]") {
+  // The Python training trace: 3 steps of ~1000 ops each; in a 1200 px picture most ops are
+  // far narrower than a pixel.
+  const wb::Trace t =
+      wb::read_trace(std::filesystem::path(WORKBOOK_ROOT) / "tests/data/python/cpu_plain.json.gz");
+  const wb::TraceModel m(t);
+  const wb::DefaultSteps two = wb::default_steps(m, 2);
+  CHECK(two.limited);
+  CHECK(two.total == 3);
+  CHECK(two.last - two.first == 1);
+  CHECK_FALSE(wb::default_steps(m, 3).limited);  // all of them: nothing left out, nothing to say
+  const std::string summary = wb::steps_summary(m);
+  CHECK(summary.find("3 steps") == 0);
+  CHECK(summary.find("CPU step width median") != std::string::npos);
+
+  wb::TimelineOptions every, merged;
+  merged.merge_below_px = 1.0;
+  const std::string a = wb::render_timeline_svg(m, every), b = wb::render_timeline_svg(m, merged);
+  const Doc da = parse_xml(a), db = parse_xml(b);
+  REQUIRE(da.ok());
+  REQUIRE(db.ok());
+  CHECK(da.by_class("merged").empty());
+  REQUIRE_FALSE(db.by_class("merged").empty());
+  // Fewer drawn bars, a smaller file, and the same steps.
+  CHECK(db.by_class("ev").size() + db.by_class("merged").size() < da.by_class("ev").size());
+  CHECK(b.size() < a.size() / 2);
+  CHECK(step_labels(da) == step_labels(db));
 }

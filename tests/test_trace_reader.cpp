@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "process.hpp"
-#include "workbook/model.hpp"
+#include "workbook/trace_model.hpp"
 #include "workbook/trace_reader.hpp"
 
 using Catch::Matchers::ContainsSubstring;
@@ -33,8 +33,7 @@ using proc::slurp;
 
 std::string gzip(const std::string& data) {
   z_stream zs{};
-  REQUIRE(deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) ==
-          Z_OK);
+  REQUIRE(deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
   std::string out(deflateBound(&zs, data.size()), '\0');
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
   zs.avail_in = static_cast<uInt>(data.size());
@@ -70,7 +69,7 @@ std::string one_event(const std::string& fields) {
 
 }  // namespace
 
-TEST_CASE("reads a real Python torch.profiler trace", "[reader]") {
+TEST_CASE("reads a real Python torch.profiler trace", "[core][reader][cpu]") {
   const wb::Trace t = wb::read_trace(kPyCpu);
   CHECK(t.source == kPyCpu.string());
   REQUIRE(t.events.size() == 27);  // 24 ops/annotations + Trace span + 2 instants; M/flows skipped
@@ -111,7 +110,7 @@ TEST_CASE("reads a real Python torch.profiler trace", "[reader]") {
   CHECK(window_end.pid != span.pid);
 }
 
-TEST_CASE("reads the synthetic H200-like trace: devices, kernels, ids", "[reader]") {
+TEST_CASE("reads the synthetic H200-like trace: devices, kernels, ids", "[core][reader][cpu]") {
   const wb::Trace t = wb::read_trace(kSynthGpu);
   REQUIRE(t.devices.size() == 1);
   const wb::DeviceProperties& d = t.devices[0];
@@ -162,7 +161,8 @@ TEST_CASE("reads the synthetic H200-like trace: devices, kernels, ids", "[reader
   CHECK(by_name(t, "cudaDeviceSynchronize").linked_id == 0);  // "External id": 0
 }
 
-TEST_CASE("Kineto's 1 ns padding of GPU-side annotations is undone; other events keep theirs", "[reader][time]") {
+TEST_CASE("Kineto's 1 ns padding of GPU-side annotations is undone; other events keep theirs",
+          "[core][reader][time][cpu]") {
   const wb::Trace t = wb::parse_trace(
       R"({"traceEvents":[
         {"ph":"X","cat":"user_annotation","name":"matmul_add","ts":10.000,"dur":5.000},
@@ -173,15 +173,15 @@ TEST_CASE("Kineto's 1 ns padding of GPU-side annotations is undone; other events
   const auto& cpu = by_name(t, "matmul_add", 0);
   const auto& gpu = by_name(t, "matmul_add", 1);
   const auto& kernel = by_name(t, "k");
-  CHECK(cpu.dur_ns == 5000);                       // CPU annotations are not padded
-  CHECK(gpu.start_ns - cpu.start_ns == 10001);     // 1 ns later ...
-  CHECK(gpu.dur_ns == 3000);                       // ... and 2 ns shorter: the kernel's span
+  CHECK(cpu.dur_ns == 5000);                    // CPU annotations are not padded
+  CHECK(gpu.start_ns - cpu.start_ns == 10001);  // 1 ns later ...
+  CHECK(gpu.dur_ns == 3000);                    // ... and 2 ns shorter: the kernel's span
   CHECK(gpu.start_ns == kernel.start_ns);
   CHECK(kernel.dur_ns == 3000);
-  CHECK(by_name(t, "tiny").dur_ns == 1);           // under 2 ns: left as written
+  CHECK(by_name(t, "tiny").dur_ns == 1);  // under 2 ns: left as written
 }
 
-TEST_CASE("ts/dur are rounded to the nearest ns, not truncated", "[reader][time]") {
+TEST_CASE("ts/dur are rounded to the nearest ns, not truncated", "[core][reader][time][cpu]") {
   const wb::Trace t = wb::parse_trace(
       R"({"traceEvents":[
         {"ph":"X","name":"a","ts":10.0000,"dur":1.0005},
@@ -197,7 +197,7 @@ TEST_CASE("ts/dur are rounded to the nearest ns, not truncated", "[reader][time]
   CHECK(t.base_ns == 10000);
 }
 
-TEST_CASE("absolute-us traces and relative ts + baseTimeNanoseconds agree", "[reader][time]") {
+TEST_CASE("absolute-us traces and relative ts + baseTimeNanoseconds agree", "[core][reader][time][cpu]") {
   // The same two events, written the new way (relative ts + base) and the old way (absolute
   // us since the epoch, no base). The absolute ts needs all its digits: through a double it
   // would be off by up to 0.25 us.
@@ -225,7 +225,7 @@ TEST_CASE("absolute-us traces and relative ts + baseTimeNanoseconds agree", "[re
   CHECK(wb::parse_trace(no_base).base_ns != r.base_ns);
 }
 
-TEST_CASE("gzip: read by magic bytes, same events as plain JSON", "[reader][gzip]") {
+TEST_CASE("gzip: read by magic bytes, same events as plain JSON", "[core][reader][gzip][cpu]") {
   TempDir dir;
   const std::string json = slurp(kPyCpu);
   const wb::Trace plain = wb::read_trace(kPyCpu);
@@ -248,7 +248,7 @@ TEST_CASE("gzip: read by magic bytes, same events as plain JSON", "[reader][gzip
   CHECK(wb::parse_trace(gzip(json)).events.size() == plain.events.size());
 }
 
-TEST_CASE("lenient fields fall back to their defaults", "[reader][lenient]") {
+TEST_CASE("lenient fields fall back to their defaults", "[core][reader][lenient][cpu]") {
   const wb::Trace t = wb::parse_trace(R"({"traceEvents":[
     {"ph":"X","ts":1,"dur":1},
     {"ph":"X","name":7,"cat":["x"],"ts":1,"dur":1,"args":"not an object"},
@@ -290,7 +290,7 @@ TEST_CASE("lenient fields fall back to their defaults", "[reader][lenient]") {
   CHECK(by_name(t, "mark").category == "cpu_instant_event");
 }
 
-TEST_CASE("deeply nested but valid args are skipped without recursion", "[reader][hostile]") {
+TEST_CASE("deeply nested but valid args are skipped without recursion", "[core][reader][hostile][cpu]") {
   const std::string deep = std::string(200000, '[') + std::string(200000, ']');
   const wb::Trace t = wb::parse_trace(one_event(R"("ts":1,"dur":1,"args":{"x":)" + deep + "}"));
   CHECK(t.events.size() == 1);
@@ -326,31 +326,27 @@ std::vector<BadCase> bad_cases() {
       {"empty input", "", 0, "empty input"},
       {"not JSON", "hello world", 0, "invalid JSON"},
       {"truncated after an event", truncated, int64_t(truncated.size()), "unexpected end of input"},
-      {"truncated inside a string", R"({"traceEvents":[{"ph":"X","na)", 29,
-       "missing closing quote"},
+      {"truncated inside a string", R"({"traceEvents":[{"ph":"X","na)", 29, "missing closing quote"},
       {"top level is an array", "[{}]", 0, "not a JSON object"},
       {"missing traceEvents", R"({"schemaVersion":1})", 0, "no \"traceEvents\""},
       {"traceEvents not an array", R"({"traceEvents":{"a":1}})", 15, "not an array"},
       {"event not an object", R"({"traceEvents":[1]})", 16, "not a JSON object"},
       {"no ph", R"({"traceEvents":[ {"ts":1}]})", 17, "no \"ph\""},
       {"ph not a string", R"({"traceEvents":[{"ph":88}]})", 22, "\"ph\" is not a string"},
-      {"dur is a string", one_event(R"("ts":1,"dur":"abc")"), int64_t(dur_at),
-       "\"dur\" is not a number"},
+      {"dur is a string", one_event(R"("ts":1,"dur":"abc")"), int64_t(dur_at), "\"dur\" is not a number"},
       {"ts is null", one_event(R"("ts":null,"dur":1)"), int64_t(ts_at), "\"ts\" is not a number"},
       {"X without dur", one_event(R"("ts":1)"), 16, "has no \"dur\""},
       {"X without ts", one_event(R"("dur":1)"), 16, "has no \"ts\""},
       {"huge ts (double)", one_event(R"("ts":1e300,"dur":1)"), int64_t(ts_at), "out of range"},
-      {"huge ts (integer)", one_event(R"("ts":123456789012345678901234567890,"dur":1)"),
-       int64_t(ts_at), "out of range"},
+      {"huge ts (integer)", one_event(R"("ts":123456789012345678901234567890,"dur":1)"), int64_t(ts_at),
+       "out of range"},
       {"huge dur", one_event(R"("ts":1,"dur":4e15)"), int64_t(dur_at), "out of range"},
       {"base + ts overflows",
        R"({"baseTimeNanoseconds":9000000000000000000,"traceEvents":[{"ph":"i","ts":1e15}]})", 23,
        "overflows"},
-      {"base not a number", R"({"baseTimeNanoseconds":"now","traceEvents":[]})", 23,
-       "not a number"},
+      {"base not a number", R"({"baseTimeNanoseconds":"now","traceEvents":[]})", 23, "not a number"},
       {"malformed number", one_event(R"("ts":1.2.3,"dur":1)"), int64_t(ts_at) + 3, "invalid JSON"},
-      {"deep nesting, never closed", deep_open, int64_t(deep_open.size()),
-       "unexpected end of input"},
+      {"deep nesting, never closed", deep_open, int64_t(deep_open.size()), "unexpected end of input"},
       {"trailing garbage", valid + " x", int64_t(valid.size()) + 1, "invalid JSON"},
       {"NUL byte", valid + std::string(1, '\0'), int64_t(valid.size()), "NUL byte"},
       {"invalid UTF-8 in a string", bad_utf8, -2, "invalid JSON"},
@@ -359,13 +355,13 @@ std::vector<BadCase> bad_cases() {
       {"gzip truncated", gzip(valid).substr(0, 20), -2, "ends inside the gzip stream"},
       {"over max_bytes", valid, -1, "max_bytes", small(int64_t(valid.size()) - 1)},
       {"gzip bomb over max_bytes", bomb, -1, "gzip bomb", small(1 << 20)},
-      {"over max_events", R"({"traceEvents":[{"ph":"i","ts":1},{"ph":"i","ts":2}]})", 34,
-       "max_events", small(1 << 20, 1)},
+      {"over max_events", R"({"traceEvents":[{"ph":"i","ts":1},{"ph":"i","ts":2}]})", 34, "max_events",
+       small(1 << 20, 1)},
   };
 }
 }  // namespace
 
-TEST_CASE("malformed input: TraceError with the file name and the byte", "[reader][errors]") {
+TEST_CASE("malformed input: TraceError with the file name and the byte", "[core][reader][errors][cpu]") {
   for (const BadCase& c : bad_cases()) {
     DYNAMIC_SECTION(c.label) {
       try {
@@ -381,14 +377,13 @@ TEST_CASE("malformed input: TraceError with the file name and the byte", "[reade
         } else {
           CHECK(e.offset() == c.offset);
         }
-        if (e.offset() >= 0)
-          CHECK_THAT(e.what(), ContainsSubstring("byte " + std::to_string(e.offset())));
+        if (e.offset() >= 0) CHECK_THAT(e.what(), ContainsSubstring("byte " + std::to_string(e.offset())));
       }
     }
   }
 }
 
-TEST_CASE("the malformed-input table is not vacuous: fixed inputs parse", "[reader][errors]") {
+TEST_CASE("the malformed-input table is not vacuous: fixed inputs parse", "[core][reader][errors][cpu]") {
   // The same shapes with the defect removed must read fine, so each row above really
   // tests its defect and not something else.
   CHECK_NOTHROW(wb::parse_trace(one_event(R"("ts":1,"dur":2)")));
@@ -396,15 +391,15 @@ TEST_CASE("the malformed-input table is not vacuous: fixed inputs parse", "[read
   CHECK_NOTHROW(wb::parse_trace(one_event(R"("ts":1e3,"dur":4e12)")));
   CHECK_NOTHROW(wb::parse_trace(R"({"traceEvents":[{"ph":"X","ts":1,"dur":1}]})"));
   CHECK_NOTHROW(wb::parse_trace(R"({"traceEvents":[ {"ph":"M","ts":1}]})"));
-  CHECK_NOTHROW(wb::parse_trace(
-      R"({"baseTimeNanoseconds":9000000000000000000,"traceEvents":[{"ph":"i","ts":1}]})"));
+  CHECK_NOTHROW(
+      wb::parse_trace(R"({"baseTimeNanoseconds":9000000000000000000,"traceEvents":[{"ph":"i","ts":1}]})"));
   CHECK_NOTHROW(wb::parse_trace(one_event(R"("ts":1,"dur":1)"), "x", small(1 << 20, 1)));
-  CHECK_NOTHROW(wb::parse_trace(gzip(R"({"traceEvents":[)" + std::string(4 << 20, ' ') + "]}"), "x",
-                                small(8 << 20)));
+  CHECK_NOTHROW(
+      wb::parse_trace(gzip(R"({"traceEvents":[)" + std::string(4 << 20, ' ') + "]}"), "x", small(8 << 20)));
   CHECK_THROWS_AS(wb::parse_trace(one_event(R"("ts":1,"dur":"abc")")), wb::TraceError);
 }
 
-TEST_CASE("read_trace: missing file and limits name the path", "[reader][errors]") {
+TEST_CASE("read_trace: missing file and limits name the path", "[core][reader][errors][cpu]") {
   TempDir dir;
   const fs::path missing = dir.path / "no_such_trace.json";
   try {
@@ -420,7 +415,7 @@ TEST_CASE("read_trace: missing file and limits name the path", "[reader][errors]
   CHECK_THROWS_WITH(wb::read_trace(dir.path), ContainsSubstring("not a regular file"));
 }
 
-TEST_CASE("every fuzz corpus file ends in a Trace or a TraceError", "[reader][fuzz]") {
+TEST_CASE("every fuzz corpus file ends in a Trace or a TraceError", "[core][reader][fuzz][cpu]") {
   // Regression net for the fuzzer (fuzz/README.md): its seeds and any fixed crash
   // reproducers are replayed here on every test run, without needing clang.
   const fs::path corpus = fs::path(WORKBOOK_ROOT) / "fuzz" / "corpus" / "trace_reader";
@@ -446,4 +441,28 @@ TEST_CASE("every fuzz corpus file ends in a Trace or a TraceError", "[reader][fu
   }
   CHECK(parsed >= 12);  // the real and synthetic traces, and the lenient edge cases
   CHECK(refused >= 8);  // truncated, garbage, overflow, ...
+}
+
+TEST_CASE("record_shapes: input shapes as Python prints them, FLOPs by torch's formula",
+          "[reader][tools][cpu]") {
+  const wb::Trace t =
+      wb::read_trace(std::string(WORKBOOK_ROOT) + "/fuzz/corpus/trace_reader/record_shapes_flops.json");
+  CHECK(t.record_shapes);
+  CHECK(t.with_flops);
+  auto ev = [&](const std::string& name) -> const wb::Event& {
+    for (const auto& e : t.events)
+      if (e.name == name) return e;
+    throw std::runtime_error("no " + name);
+  };
+  CHECK(ev("aten::addmm").input_shapes == "[[192], [128, 64], [64, 192], [], []]");
+  CHECK(ev("aten::addmm").flops == 2 * 128 * 64 * 192);
+  // A list of tensors has no shape in Python's table: [].
+  CHECK(ev("aten::cat").input_shapes == "[[], []]");
+  CHECK(ev("aten::cat").flops == 0);
+  // 1x3x8x8 * 4x3x3x3, stride 1, padding 1: an 8x8 output; 2 * 8*8 * 3*3 * 3 * 4.
+  CHECK(ev("aten::conv2d").flops == 2 * 8 * 8 * 3 * 3 * 3 * 4);
+  // Args of the wrong type are not recorded (lenient), never an error.
+  CHECK(ev("aten::mul").input_shapes.empty());
+  CHECK(ev("aten::mul").flops == 0);
+  CHECK(ev("PyTorch Profiler (0)").input_shapes.empty());
 }

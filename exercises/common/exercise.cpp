@@ -12,10 +12,12 @@
 #include <optional>
 #include <sstream>
 
+#include "exercise/catalog.hpp"
 #include "exercise/measure.hpp"
+#include "exercise/variation.hpp"
 #include "workbook/chapter.hpp"
 #include "workbook/fs_util.hpp"
-#include "workbook/model.hpp"
+#include "workbook/trace_model.hpp"
 #include "workbook/trace_reader.hpp"
 
 namespace fs = std::filesystem;
@@ -23,17 +25,28 @@ namespace fs = std::filesystem;
 namespace ex {
 
 struct Run::State {
-  bool quiet = false;         // the learner's --quiet (the harness runs quiet when lessons are hidden)
+  bool quiet = false;  // the learner's --quiet (the harness runs quiet when lessons are hidden)
   bool hide_lessons = false;
   nlohmann::json answers = nlohmann::json::object();
   Workload workload;
   bool profiled = false;
   std::optional<wb::Trace> trace;  // the trace profile() wrote, read back from disk
+  std::string student;
+  nlohmann::json variation = nlohmann::json::object();
+  nlohmann::json reference = nlohmann::json::object();
+  int steps_run = 0;
 };
 
-Run::Run(wb::Run& harness, bool quiet, bool hide_lessons) : h_(harness), s_(std::make_unique<State>()) {
+Run::Run(wb::Run& harness, bool quiet, bool hide_lessons, std::string student, std::string variation_json)
+    : h_(harness), s_(std::make_unique<State>()) {
   s_->quiet = quiet;
   s_->hide_lessons = hide_lessons;
+  s_->student = std::move(student);
+  s_->variation = nlohmann::json::parse(variation_json);
+  if (!s_->variation.empty())
+    say((s_->student.empty() ? std::string("no --student: the exercise's defaults")
+                             : "student " + s_->student + ": your own variation") +
+        " -- " + exercise::describe_variation(s_->variation));
   if (hide_lessons)  // the harness is quiet: say what it would have said first
     say(std::string("device: ") + (h_.on_cuda() ? "cuda" : "cpu") + ", dtype: " + h_.dtype_name() +
         ", size: " + std::to_string(h_.size()) + ", schedule: " + h_.schedule().str());
@@ -41,6 +54,16 @@ Run::Run(wb::Run& harness, bool quiet, bool hide_lessons) : h_(harness), s_(std:
 Run::~Run() = default;
 
 int64_t Run::size() const { return h_.size(); }
+int64_t Run::varied(const std::string& key, int64_t fallback) const {
+  const auto it = s_->variation.find(key);
+  return it != s_->variation.end() && it->is_number() ? it->get<int64_t>() : fallback;
+}
+double Run::varied_number(const std::string& key, double fallback) const {
+  const auto it = s_->variation.find(key);
+  return it != s_->variation.end() && it->is_number() ? it->get<double>() : fallback;
+}
+int Run::steps_run() const { return s_->steps_run; }
+void Run::reference(const std::string& key, double value) { s_->reference[key] = value; }
 bool Run::on_cuda() const { return h_.on_cuda(); }
 at::TensorOptions Run::options() const { return h_.options(); }
 const fs::path& Run::out() const { return h_.out(); }
@@ -51,15 +74,20 @@ void Run::say(const std::string& text) const {
 
 void Run::require_cuda(const std::string& what) const {
   if (!h_.on_cuda())
-    throw wb::UsageError(what + " needs a CUDA device, and this run is on the CPU (run it on a GPU machine, "
-                                "with --device cuda or auto)");
+    throw wb::UsageError(what +
+                         " needs a CUDA device, and this run is on the CPU (run it on a GPU machine, "
+                         "with --device cuda or auto)");
 }
 
 void Run::profile(const std::function<void()>& step, const Workload& w) {
   if (s_->profiled)
-    throw std::logic_error("profile() was called twice: an exercise profiles one workload (the second "
-                           "report would overwrite the first one's trace.json)");
-  wb::CycleResult cycle = h_.profile(step);
+    throw std::logic_error(
+        "profile() was called twice: an exercise profiles one workload (the second "
+        "report would overwrite the first one's trace.json)");
+  wb::CycleResult cycle = h_.profile([&] {
+    step();
+    ++s_->steps_run;
+  });
   wb::ReportOptions ro;
   ro.batch = w.batch;
   ro.annotation = w.annotation;
@@ -83,9 +111,11 @@ void Run::profile(const std::function<void()>& step, const Workload& w) {
     text << table.rdbuf();
     say(text.str());
     say("The lesson report is not printed for this exercise: find the answer in the table and the trace\n"
-        "first. It is saved in " + o.lessons_txt.string() + " for afterwards.\n"
-        "Open the trace: https://ui.perfetto.dev -> 'Open trace file' -> " + o.trace.string() +
-        "\nOr look at the picture: " + o.svg.string());
+        "first. It is saved in " +
+        o.lessons_txt.string() +
+        " for afterwards.\n"
+        "Open the trace: https://ui.perfetto.dev -> 'Open trace file' -> " +
+        o.trace.string() + "\nOr look at the picture: " + o.svg.string());
   }
 }
 
@@ -96,6 +126,12 @@ double Run::gemm_median_us() const {
   if (g.count == 0)
     throw std::runtime_error("no GEMM in the recorded steps (" + g.where + "): did the step still multiply?");
   return g.median_us;
+}
+
+std::vector<double> Run::gemm_samples_us() const {
+  if (!s_->trace) throw std::logic_error("gemm_samples_us() needs a profile() first");
+  const wb::TraceModel m(*s_->trace);
+  return exercise::gemm_samples(m).us;
 }
 
 std::string Run::gemm_summary() const {
@@ -120,6 +156,10 @@ void Run::finish() {
       {"dtype_bytes", h_.dtype_bytes()},
       {"schedule", h_.schedule().str()},
       {"profiled", s_->profiled},
+      {"student", s_->student},
+      {"variation", s_->variation},
+      {"steps_run", s_->steps_run},
+      {"reference", s_->reference},
   };
   wb::DirLock lock(out());
   wb::write_file_atomic(out() / "run.json", info.dump(2) + "\n");
@@ -131,6 +171,23 @@ void Run::finish() {
     fs::remove(out() / "answer.json", ec);  // no stale answers from an earlier version of the program
   }
 }
+
+namespace {
+// The learner's variation of exercise `name`, from the catalog this program was built with.
+// Nothing varies when the catalog has no entry for it; a catalog that cannot be read is a
+// usage error only when a --student asked for a variation.
+nlohmann::json learner_variation(const std::string& name, const std::string& student) {
+  const fs::path file = fs::path(WORKBOOK_ROOT) / "exercises" / "exercises.json";
+  try {
+    const exercise::Catalog c = exercise::load_catalog(file);
+    const exercise::Exercise* e = c.find(name);
+    return e ? exercise::variation(*e, student) : nlohmann::json::object();
+  } catch (const std::exception& ex) {
+    if (student.empty()) return nlohmann::json::object();
+    throw wb::UsageError(std::string("--student needs the exercise catalog: ") + ex.what());
+  }
+}
+}  // namespace
 
 Exercise::Exercise(std::string name, std::string title) : name_(std::move(name)), title_(std::move(title)) {}
 
@@ -150,8 +207,31 @@ int Exercise::main(int argc, char** argv, const std::function<void(Run&)>& body)
   // After parsing: the size for the device (as chapter 04 does), unless --size says otherwise;
   // and a quiet harness when this program prints the table itself (lessons hidden).
   bool quiet = false;
+  std::string student;
+  ch.app()
+      .add_option("--student", student,
+                  "your name: run your own variation of the exercise (the checker does the same)")
+      ->check([](const std::string& s) {
+        return exercise::valid_student_name(s)
+                   ? std::string()
+                   : "'" + s + "' is not a name: 1-64 letters, digits, '.', '_', '-'";
+      });
+  nlohmann::json variation = nlohmann::json::object();
+  CLI::Option* schedule = ch.app().get_option("--schedule");
   ch.app().final_callback([&] {
-    if (per_device && size->count() == 0) {
+    // This learner's variation (exercises.json "vary"), applied where no flag says otherwise.
+    variation = learner_variation(name_, student);
+    if (variation.contains("size") && size->count() == 0) defaults_.size = variation["size"].get<int64_t>();
+    if (variation.contains("cpu_size") && size->count() == 0)
+      defaults_.cpu_size = variation["cpu_size"].get<int64_t>();
+    if (variation.contains("size") || variation.contains("cpu_size"))
+      if (size->count() == 0) ch.defaults().size = defaults_.size;
+    if (variation.contains("schedule") && schedule->count() == 0)
+      ch.defaults().schedule = variation["schedule"].get<std::string>();
+    if (defaults_.schedule_for_steps && variation.contains("target_first") && schedule->count() == 0)
+      ch.defaults().schedule = defaults_.schedule_for_steps(variation["target_first"].get<int64_t>(),
+                                                            variation.value("target_count", int64_t{1}));
+    if (defaults_.cpu_size > 0 && defaults_.cpu_size != defaults_.size && size->count() == 0) {
       const std::string& dev = ch.defaults().device;
       const bool gpu = dev == "cuda" || (dev == "auto" && wb::cuda_available());
       ch.defaults().size = gpu ? defaults_.size : defaults_.cpu_size;
@@ -161,7 +241,7 @@ int Exercise::main(int argc, char** argv, const std::function<void(Run&)>& body)
   });
   return ch.main(argc, argv, [&](wb::Run& harness) {
     torch::manual_seed(0);  // the same inputs every run
-    Run run(harness, quiet, !defaults_.show_lessons);
+    Run run(harness, quiet, !defaults_.show_lessons, student, variation.dump());
     body(run);
     run.finish();
     return 0;

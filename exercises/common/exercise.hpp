@@ -2,22 +2,27 @@
 // wb::Annotation, and ex::Exercise / ex::Run -- a thin layer over the chapter harness
 // (wb::Chapter / wb::Run in workbook/chapter.hpp) with the same flags and the same outputs.
 //
-// Why not include workbook/chapter.hpp directly? It pulls in <torch/torch.h> and CLI11, which
-// costs about a minute of compiling per program on a laptop. This header includes only what an
-// exercise needs, so each exercise compiles in seconds; the harness itself is compiled once
-// (exercise.cpp). Need another op? Add its header, e.g. #include <ATen/ops/relu.h>, or
-// #include <torch/torch.h> if you do not mind the wait.
+// Why not include workbook/chapter.hpp directly? It pulls in CLI11 and LibTorch's type headers
+// (<torch/types.h>); this header includes only what an exercise needs (ATen's tensor and the
+// ops below), so each exercise compiles in seconds. The layer over the harness (exercise.cpp,
+// which includes <torch/torch.h>) is compiled once, as is the harness (wb_torch). Need another
+// op? Add its header, e.g. #include <ATen/ops/relu.h>, or #include <torch/torch.h> if you do not
+// mind the wait.
 //
 //   int main(int argc, char** argv) {
-//     ex::Exercise e{"ex01_1_hot_loop", "Find the hot loop"};
-//     e.defaults().sort_by = "count";
+//     ex::Exercise e{"ex09_1_example", "An example"};
+//     e.defaults().size = 256;
 //     return e.main(argc, argv, [](ex::Run& run) {
 //       auto x = torch::randn({run.size(), run.size()}, run.options());
-//       ...
-//       run.profile([&] { wb::Annotation a("matmul_add"); y = torch::matmul(x, w); });
-//       run.answer("most_called_op", "aten::add_");
+//       torch::Tensor y;
+//       run.profile([&] { wb::Annotation a("matmul_add"); y = torch::matmul(x, x); });
+//       run.answer("my_answer", 42);
 //     });
 //   }
+//
+// Per-learner variation: with --student NAME the program runs that learner's own variation of
+// the exercise (size, schedule, and the values the task asks about; `exercise show ID --student
+// NAME` lists them), picked from the name by exercises.json's "vary". The checker runs the same.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -38,6 +43,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "workbook/profiler.hpp"  // wb::Annotation, wb::synchronize_device
 
@@ -62,24 +68,32 @@ struct Defaults {
   // false: print the table but not the lesson report (it is still saved in lessons.txt), for
   // exercises that ask what the report would otherwise say outright.
   bool show_lessons = true;
+  // Optional: the schedule as a function of the steps to keep (ProfilerStep#first and the
+  // count), called with this learner's target_first / target_count when the exercise varies them.
+  std::function<std::string(int64_t first, int64_t count)> schedule_for_steps;
 };
 
 // What the report needs to know about the workload (napkin math, lesson facts).
 struct Workload {
-  int64_t batch = 1;                       // leading batch axis B of (B, N, N) inputs
-  std::string annotation = "matmul_add";   // the record_function range the lessons look into
+  int64_t batch = 1;                      // leading batch axis B of (B, N, N) inputs
+  std::string annotation = "matmul_add";  // the record_function range the lessons look into
 };
 
 class Run {
  public:
-  // `quiet`: the learner's --quiet; `hide_lessons`: Defaults::show_lessons == false.
-  Run(wb::Run& harness, bool quiet, bool hide_lessons);
+  // `quiet`: the learner's --quiet; `hide_lessons`: Defaults::show_lessons == false;
+  // `student` and `variation`: --student and what it picked ({} when nothing varies).
+  Run(wb::Run& harness, bool quiet, bool hide_lessons, std::string student, std::string variation_json);
   ~Run();
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
 
   int64_t size() const;
   bool on_cuda() const;
+  // This learner's value of a varied key (exercises.json "vary"), or `fallback` when the
+  // exercise does not vary it.
+  int64_t varied(const std::string& key, int64_t fallback) const;
+  double varied_number(const std::string& key, double fallback) const;
   at::TensorOptions options() const;  // this run's device and dtype (bf16 on a GPU, fp32 on a CPU)
   const std::filesystem::path& out() const;
 
@@ -95,8 +109,14 @@ class Run {
   // After profile(): the median duration of the GEMM in the recorded steps, in microseconds --
   // the GEMM kernels on a GPU, the aten::mm/bmm/addmm ops on a CPU.
   double gemm_median_us() const;
-  // The same samples in one line: count, min, median, mean, max.
+  // The same samples, every one, in the order they ran (microseconds).
+  std::vector<double> gemm_samples_us() const;
+  // The same samples in one line: count, min, max.
   std::string gemm_summary() const;
+  // How many times profile() ran the step (every step of the schedule, recorded or not).
+  int steps_run() const;
+  // A value the checker needs to judge an answer (run.json "reference"), e.g. one step's sum.
+  void reference(const std::string& key, double value);
 
   // An answer for the checker, saved in out()/answer.json when the program ends.
   template <class T>

@@ -9,13 +9,15 @@
 // look at timeline.svg next to it), and compare where matmul_add starts with where its first
 // child starts, step by step.
 //
+// Your schedule, and so the steps your trace keeps, depend on your name (--student).
+//
 //   build:  cmake --build build --target ex01_3_dead_window
-//   run:    build/bin/ex01_3_dead_window
-//   check:  build/bin/exercise check ex01.3    stuck?  build/bin/exercise hint ex01.3
+//   run:    build/bin/ex01_3_dead_window --student YOUR_NAME
+//   check:  build/bin/exercise check ex01.3 --student YOUR_NAME    stuck?  build/bin/exercise hint ex01.3
 #include "exercise.hpp"
 
 // TODO(ex01.3): your answers, read from the trace.
-constexpr int kDeadWindowStep = -1;          // N of the ProfilerStep#N with the longest gap
+constexpr int kDeadWindowStep = -1;           // N of the ProfilerStep#N with the longest gap
 constexpr const char* kFirstOpAfterGap = "";  // the op that starts when the gap ends, e.g. "aten::something"
 
 int main(int argc, char** argv) {

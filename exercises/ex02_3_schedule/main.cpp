@@ -4,19 +4,28 @@
 // steps it ignores (wait), the next WU it records and throws away (warmup), the next A it keeps
 // (active). Steps are numbered from 0, and each kept step is a ProfilerStep#N range in the
 // trace. The chapters use 1,1,3 and keep ProfilerStep#2, #3 and #4.
-// Keep exactly five steps, ProfilerStep#3 to ProfilerStep#7, and give the profiler one warmup
-// step before them, as the chapters do. (A trace never shows warmup steps, so the check looks
-// at the steps kept.)
+// Write my_schedule(first, count): the schedule that keeps exactly `count` steps starting at
+// ProfilerStep#first, with one warmup step before them, as the chapters do. Your target steps
+// depend on your name: the program's first line names them. (A trace never shows warmup steps,
+// so the check looks at the steps kept.)
 //
 //   build:  cmake --build build --target ex02_3_schedule
-//   run:    build/bin/ex02_3_schedule          (the first line says which schedule ran)
-//   check:  build/bin/exercise check ex02.3    stuck?  build/bin/exercise hint ex02.3
+//   run:    build/bin/ex02_3_schedule --student YOUR_NAME     (the first lines: your target, the schedule)
+//   check:  build/bin/exercise check ex02.3 --student YOUR_NAME    stuck?  build/bin/exercise hint ex02.3
 #include "exercise.hpp"
+
+#include <string>
+
+// TODO(ex02.3): the schedule "W,WU,A" that keeps ProfilerStep#first .. #first+count-1 after one
+// warmup step.
+std::string my_schedule(int64_t first, int64_t count) {
+  (void)first, (void)count;
+  return "1,1,3";
+}
 
 int main(int argc, char** argv) {
   ex::Exercise e{"ex02_3_schedule", "Exercise 02.3: choose the steps the profiler keeps"};
-  // TODO(ex02.3): the schedule "W,WU,A" that keeps ProfilerStep#3..#7 after one warmup step.
-  e.defaults().schedule = "1,1,3";
+  e.defaults().schedule_for_steps = my_schedule;
 
   return e.main(argc, argv, [](ex::Run& run) {
     const int64_t n = run.size();

@@ -25,9 +25,11 @@ int main(int argc, char** argv) {
 
     ex::Workload work;
     work.batch = batch;
-    run.profile([&] {
-      wb::Annotation a("matmul_add");
-      y = torch::add(torch::matmul(x, w), b);
-    }, work);
+    run.profile(
+        [&] {
+          wb::Annotation a("matmul_add");
+          y = torch::add(torch::matmul(x, w), b);
+        },
+        work);
   });
 }

@@ -7,8 +7,8 @@
 // a CPU) and the checker compares your number with the one the lesson report computes.
 //
 //   build:  cmake --build build --target ex04_1_tflops_by_hand
-//   run:    build/bin/ex04_1_tflops_by_hand    (N = 4096 on a GPU, 512 on a CPU)
-//   check:  build/bin/exercise check ex04.1    stuck?  build/bin/exercise hint ex04.1
+//   run:    build/bin/ex04_1_tflops_by_hand --student YOUR_NAME   (your N: the first line)
+//   check:  build/bin/exercise check ex04.1 --student YOUR_NAME    stuck?  build/bin/exercise hint ex04.1
 #include "exercise.hpp"
 
 #include <cstdio>
@@ -42,9 +42,13 @@ int main(int argc, char** argv) {
     const double gemm_us = run.gemm_median_us();
     const double tflops = achieved_tflops(n, 1, gemm_us);
     char line[200];
-    std::snprintf(line, sizeof line, "The GEMM took %.3f us (median). achieved_tflops(%lld, 1, %.3f) = %.4g TFLOP/s",
-                  gemm_us, static_cast<long long>(n), gemm_us, tflops);
+    std::snprintf(line, sizeof line,
+                  "The GEMM took %.3f us (median). achieved_tflops(%lld, 1, %.3f) = %.4g TFLOP/s", gemm_us,
+                  static_cast<long long>(n), gemm_us, tflops);
     run.say(line);
     run.answer("achieved_tflops", tflops);
+    // Your probe (--student): the same function on numbers of your own variation.
+    run.answer("probe_tflops", achieved_tflops(run.varied("probe_n", 1000), run.varied("probe_batch", 3),
+                                               run.varied_number("probe_us", 500)));
   });
 }

@@ -11,7 +11,7 @@ constexpr const char* kMostCalledOp = "aten::add_";
 int main(int argc, char** argv) {
   ex::Exercise e{"ex01_1_hot_loop", "Exercise 01.1: find the hot loop"};
   e.defaults().show_lessons = false;  // the lesson report would give the answer away
-  e.defaults().sort_by = "count";  // the "# of Calls" column, most calls first
+  e.defaults().sort_by = "count";     // the "# of Calls" column, most calls first
 
   return e.main(argc, argv, [](ex::Run& run) {
     const int64_t n = run.size();

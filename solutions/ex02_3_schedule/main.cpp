@@ -1,12 +1,18 @@
 // Exercise 02.3 -- choose the steps the profiler keeps: a solution.         (chapter 02_warmup)
 //
-// Steps 0 and 1: wait. Step 2: warmup (recorded, thrown away). Steps 3..7: active, kept.
-// So W = 2, WU = 1, A = 5, and the loop runs 8 steps.
+// To keep steps first .. first+count-1 after one warmup step: steps 0 .. first-2 wait, step
+// first-1 warms up, then count active steps. For 3..7: W = 2, WU = 1, A = 5 (8 steps in all).
 #include "exercise.hpp"
+
+#include <string>
+
+std::string my_schedule(int64_t first, int64_t count) {
+  return std::to_string(first - 1) + ",1," + std::to_string(count);  // wait, warmup, active
+}
 
 int main(int argc, char** argv) {
   ex::Exercise e{"ex02_3_schedule", "Exercise 02.3: choose the steps the profiler keeps"};
-  e.defaults().schedule = "2,1,5";  // wait 0-1, warmup 2, keep 3-7
+  e.defaults().schedule_for_steps = my_schedule;
 
   return e.main(argc, argv, [](ex::Run& run) {
     const int64_t n = run.size();

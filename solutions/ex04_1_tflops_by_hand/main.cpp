@@ -38,9 +38,13 @@ int main(int argc, char** argv) {
     const double gemm_us = run.gemm_median_us();
     const double tflops = achieved_tflops(n, 1, gemm_us);
     char line[200];
-    std::snprintf(line, sizeof line, "The GEMM took %.3f us (median). achieved_tflops(%lld, 1, %.3f) = %.4g TFLOP/s",
-                  gemm_us, static_cast<long long>(n), gemm_us, tflops);
+    std::snprintf(line, sizeof line,
+                  "The GEMM took %.3f us (median). achieved_tflops(%lld, 1, %.3f) = %.4g TFLOP/s", gemm_us,
+                  static_cast<long long>(n), gemm_us, tflops);
     run.say(line);
     run.answer("achieved_tflops", tflops);
+    // Your probe (--student): the same function on numbers of your own variation.
+    run.answer("probe_tflops", achieved_tflops(run.varied("probe_n", 1000), run.varied("probe_batch", 3),
+                                               run.varied_number("probe_us", 500)));
   });
 }

@@ -5,6 +5,21 @@
 // spread (min..max), and look at the slow ones in the trace rather than averaging them away.
 #include "exercise.hpp"
 
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+double median_us(std::vector<double> samples) {
+  if (samples.empty()) return 0.0;
+  std::sort(samples.begin(), samples.end());
+  const size_t h = samples.size() / 2;
+  return samples.size() % 2 ? samples[h] : (samples[h - 1] + samples[h]) / 2;  // even: mean of the middle two
+}
+double mean_us(const std::vector<double>& samples) {
+  if (samples.empty()) return 0.0;
+  return std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
+}
+
 int main(int argc, char** argv) {
   ex::Exercise e{"ex04_2_distribution", "Exercise 04.2: a distribution, not a mean"};
   e.defaults().size = 4096;
@@ -25,5 +40,10 @@ int main(int argc, char** argv) {
     wb::synchronize_device();
     run.profile(step);
     run.say("GEMM durations: " + run.gemm_summary());
+    const std::vector<double> samples = run.gemm_samples_us();
+    run.answer("median_us", median_us(samples));
+    run.answer("mean_us", mean_us(samples));
+    run.say("median " + std::to_string(median_us(samples)) + " us, mean " + std::to_string(mean_us(samples)) +
+            " us");
   });
 }

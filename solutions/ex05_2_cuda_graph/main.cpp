@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
     {
       c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
       c10::cuda::CUDAStreamGuard guard(side);  // the ops below go to `side`
-      for (int i = 0; i < 3; ++i) y = torch::add(torch::matmul(x, w), b);  // one-time setup, outside the capture
+      for (int i = 0; i < 3; ++i)
+        y = torch::add(torch::matmul(x, w), b);  // one-time setup, outside the capture
       side.synchronize();
       graph->capture_begin();
       y = torch::add(torch::matmul(x, w), b);  // recorded into the graph, not run

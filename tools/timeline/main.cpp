@@ -1,6 +1,8 @@
 // timeline: draw a Kineto trace (ours or Python's) as an SVG picture.
 //
-//   timeline TRACE -o out.svg                     all ProfilerSteps (or the whole trace)
+//   timeline TRACE -o out.svg                     the first 3 ProfilerSteps (all, when there are
+//                                                 no more; or the whole trace without steps);
+//                                                 says which, and prints a line over all steps
 //   timeline TRACE -o out.svg --steps 2-4         ProfilerStep#2 .. #4
 //   timeline TRACE -o out.svg --from-us 120 --to-us 400
 //                                                 a time range, in µs since the trace starts
@@ -18,8 +20,9 @@
 #include <iostream>
 #include <string>
 
+#include "workbook/cli.hpp"
 #include "workbook/fs_util.hpp"
-#include "workbook/model.hpp"
+#include "workbook/trace_model.hpp"
 #include "workbook/timeline_svg.hpp"
 #include "workbook/trace_reader.hpp"
 
@@ -67,10 +70,12 @@ int main(int argc, char** argv) {
   std::string trace_path, out_path, steps, title;
   double from_us = 0, to_us = 0;
   int width = 1200, depth = 6;
-  bool no_flows = false;
+  bool no_flows = false, every_bar = false;
   app.add_option("trace", trace_path, "Kineto trace (.json or .json.gz)")->required();
   app.add_option("-o,--output", out_path, "SVG file to write")->required();
-  app.add_option("--steps", steps, "ProfilerStep range to show: N or FIRST-LAST (default: all steps)");
+  app.add_option("--steps", steps,
+                 "ProfilerStep range to show: N or FIRST-LAST (default: the first 3 steps, or all when "
+                 "there are no more; the whole trace when it has no steps)");
   auto* from = app.add_option("--from-us", from_us, "window start, µs since trace start (the axis numbers)");
   auto* to = app.add_option("--to-us", to_us, "window end, µs since trace start");
   from->needs(to);
@@ -81,31 +86,30 @@ int main(int argc, char** argv) {
   app.add_option("--width", width, "picture width in px")->check(CLI::Range(400, 20000));
   app.add_option("--depth", depth, "CPU call-depth rows to draw")->check(CLI::Range(1, 32));
   app.add_flag("--no-flows", no_flows, "leave out the launch -> kernel lines");
+  app.add_flag("--every-bar", every_bar,
+               "draw every event, even those narrower than a pixel (default: merge them, so a "
+               "long window stays a small file)");
   wb::TimelineOptions opts;
-  try {
-    app.parse(argc, argv);
-    opts.title = title;
-    opts.width_px = width;
-    opts.max_depth = depth;
-    opts.flows = !no_flows;
-    if (!steps.empty()) {
-      const auto [first, last] = parse_steps(steps);
-      if (first > last)
-        throw CLI::ValidationError("--steps", "FIRST-LAST needs FIRST <= LAST, got '" + steps + "'");
-      opts.first_step = first;
-      opts.last_step = last;
-    }
-    if (*from && !(std::abs(from_us) < 1e12 && std::abs(to_us) < 1e12))
-      throw CLI::ValidationError("--from-us/--to-us", "must be finite and below 1e12 µs");
-    if (*from && !(from_us < to_us))
-      throw CLI::ValidationError("--from-us/--to-us", "the window must end after it starts");
-    check_output(out_path);
-  } catch (const CLI::Success& e) {
-    return app.exit(e);  // --help
-  } catch (const CLI::Error& e) {
-    app.exit(e);  // prints the message naming the flag, and the usage hint
-    return 2;
-  }
+  if (auto rc = wb::parse_flags(app, argc, argv, [&] {
+        opts.title = title;
+        opts.width_px = width;
+        opts.max_depth = depth;
+        opts.flows = !no_flows;
+        opts.merge_below_px = every_bar ? 0 : 1.0;
+        if (!steps.empty()) {
+          const auto [first, last] = parse_steps(steps);
+          if (first > last)
+            throw CLI::ValidationError("--steps", "FIRST-LAST needs FIRST <= LAST, got '" + steps + "'");
+          opts.first_step = first;
+          opts.last_step = last;
+        }
+        if (*from && !(std::abs(from_us) < 1e12 && std::abs(to_us) < 1e12))
+          throw CLI::ValidationError("--from-us/--to-us", "must be finite and below 1e12 µs");
+        if (*from && !(from_us < to_us))
+          throw CLI::ValidationError("--from-us/--to-us", "the window must end after it starts");
+        check_output(out_path);
+      }))
+    return *rc;
 
   try {
     const wb::Trace trace = wb::read_trace(trace_path);
@@ -115,8 +119,22 @@ int main(int argc, char** argv) {
       opts.from_ns = origin + static_cast<int64_t>(from_us * 1000.0);
       opts.to_ns = origin + static_cast<int64_t>(to_us * 1000.0);
     }
-    wb::write_file_atomic(out_path, wb::render_timeline_svg(model, opts));  // never half a picture
-    std::cout << "timeline: wrote " << out_path << "\n";
+    const wb::DefaultSteps d = wb::default_steps(model);
+    if (!*from && steps.empty() && d.limited) {
+      opts.first_step = d.first;
+      opts.last_step = d.last;
+    }
+    const std::string svg = wb::render_timeline_svg(model, opts);
+    wb::write_file_atomic(out_path, svg);  // never half a picture
+    std::cout << "timeline: wrote " << out_path << " ("
+              << (svg.size() < (1 << 20) ? std::to_string((svg.size() + 512) / 1024) + " KB"
+                                         : std::to_string((svg.size() + (1 << 19)) >> 20) + " MB")
+              << ")\n";
+    if (!*from && steps.empty() && d.limited)
+      std::cout << "timeline: drew ProfilerStep#" << d.first << "-#" << d.last << " of " << d.total
+                << " steps (#" << d.trace_first << "-#" << d.trace_last
+                << "); pick others with --steps N or --steps FIRST-LAST\n";
+    std::cout << "timeline: " << wb::steps_summary(model) << "\n";
     return 0;
   } catch (const wb::TraceError& e) {
     std::cerr << "timeline: cannot read trace: " << e.what() << "\n";

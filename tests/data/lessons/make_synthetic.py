@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes synthetic Kineto traces shaped like the H200 probe runs (lessons.md, h200-probe/).
+"""Writes synthetic Kineto traces shaped like the H200 runs (expected_output/h200/).
 
 Not measurements: small, deterministic stand-ins with the same event names, nesting, launch
 APIs, kernel footprints and timing *relationships* as the real H200 traces, so the lesson

@@ -3,7 +3,7 @@
 
 There is no GPU on the machine that runs the tests, so this file stands in for an H200
 capture of the workbook's matmul_add loop (64x64, eager, warm). Its shape follows the
-real H200 summaries in shared/reference/h200-probe/ (py_64_warm, py_4096_warm, cpp_64_addmm):
+real H200 summaries of an early probe of this workbook (py_64_warm, py_4096_warm, cpp_64_addmm):
 the same categories, names, arg keys, pid/tid conventions (GPU pid = device, tid = stream),
 ac2g flow events, metadata rows and Kineto's string pids ("Spans", "Traces"). The times
 are invented but plausible (launch -> kernel start ~10-20 us, kernels ~1-2 us).

@@ -17,9 +17,14 @@ using Scope = wb::Condition::Scope;
 namespace {
 
 const std::pair<std::string_view, Op> kOps[] = {
-    {"<", Op::Lt},  {"<=", Op::Le},  {">", Op::Gt},
-    {">=", Op::Ge}, {"==", Op::Eq},  {"!=", Op::Ne},
-    {"contains", Op::Contains},      {"not_contains", Op::NotContains},
+    {"<", Op::Lt},
+    {"<=", Op::Le},
+    {">", Op::Gt},
+    {">=", Op::Ge},
+    {"==", Op::Eq},
+    {"!=", Op::Ne},
+    {"contains", Op::Contains},
+    {"not_contains", Op::NotContains},
 };
 
 // Errors say where: "exercises.json: ex01.1: checks[0].all[1].op: ..."
@@ -69,14 +74,19 @@ wb::Condition condition(const json& c, const Where& w) {
       out.op = value;
       known = true;
     }
-  if (!known) w.in("op").fail("unknown operator '" + op + "' (use <, <=, >, >=, ==, !=, contains, not_contains)");
+  if (!known)
+    w.in("op").fail("unknown operator '" + op + "' (use <, <=, >, >=, ==, !=, contains, not_contains)");
   if (!c.contains("value")) w.in("value").fail("missing");
   out.value = c["value"];
   const std::string scope = c.contains("scope") ? text(c, "scope", w) : "any";
-  if (scope == "any") out.scope = Scope::Any;
-  else if (scope == "gpu") out.scope = Scope::Gpu;
-  else if (scope == "hopper") out.scope = Scope::Hopper;
-  else w.in("scope").fail("unknown scope '" + scope + "' (use any, gpu or hopper)");
+  if (scope == "any")
+    out.scope = Scope::Any;
+  else if (scope == "gpu")
+    out.scope = Scope::Gpu;
+  else if (scope == "hopper")
+    out.scope = Scope::Hopper;
+  else
+    w.in("scope").fail("unknown scope '" + scope + "' (use any, gpu or hopper)");
   if (c.contains("only_n")) {
     if (!c["only_n"].is_number_integer() || c["only_n"].get<int64_t>() <= 0)
       w.in("only_n").fail("must be a positive integer (the N the condition holds for)");
@@ -148,14 +158,35 @@ Catalog parse_catalog(const std::string& json_text, const std::string& source) {
     w.exercise = e.id;
     if (e.id.size() < 3 || e.id.rfind("ex", 0) != 0) w.in("id").fail("ids look like \"ex01.1\"");
     e.name = text(j, "name", w);
-    if (e.name.empty() || e.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+    if (e.name.empty() ||
+        e.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
       w.in("name").fail("'" + e.name + "' must be a folder/target name: lowercase letters, digits, _");
     if (!ids.insert(e.id).second) w.in("id").fail("duplicate id");
     if (!names.insert(e.name).second) w.in("name").fail("duplicate name '" + e.name + "'");
     e.chapter = text(j, "chapter", w);
     e.title = text(j, "title", w);
     e.task = lines(j, "task", w);
-    e.hint = lines(j, "hint", w);
+    // Hints: "hints" (levels 1, 2, 3, ...: each a string or an array of lines), or the older
+    // single "hint", which is level 1.
+    if (j.contains("hints")) {
+      if (!j["hints"].is_array() || j["hints"].empty())
+        w.in("hints").fail("must be a non-empty array of levels");
+      for (size_t k = 0; k < j["hints"].size(); ++k) {
+        const json level = {{"h", j["hints"][k]}};
+        e.hints.push_back(lines(level, "h", w.in("hints[" + std::to_string(k) + "]")));
+      }
+      if (j.contains("hint")) w.in("hint").fail("give either \"hint\" or \"hints\", not both");
+    } else {
+      e.hints.push_back(lines(j, "hint", w));
+    }
+    e.hint = e.hints.front();
+    if (j.contains("vary")) {
+      if (!j["vary"].is_object()) w.in("vary").fail("must be an object {\"key\": [choices, ...]}");
+      for (const auto& [key, choices] : j["vary"].items())
+        if (!choices.is_array() || choices.empty())
+          w.in("vary." + key).fail("must be a non-empty array of choices (the first is the default)");
+      e.vary = j["vary"];
+    }
     e.gpu_note = lines(j, "gpu_note", w, false);
     if (j.contains("needs_gpu")) {
       if (!j["needs_gpu"].is_boolean()) w.in("needs_gpu").fail("must be true or false");
@@ -172,6 +203,20 @@ Catalog parse_catalog(const std::string& json_text, const std::string& source) {
       w.in("checks").fail("needs a non-empty array: an exercise nobody can fail checks nothing");
     for (size_t k = 0; k < j["checks"].size(); ++k)
       e.checks.push_back(check(j["checks"][k], w.in("checks[" + std::to_string(k) + "]")));
+    // A condition's value may be {"var": "key"}: the learner's own choice of vary.key.
+    for (size_t k = 0; k < e.checks.size(); ++k)
+      for (const auto& c : e.checks[k].pattern.all)
+        if (c.value.is_object()) {
+          const std::string var = c.value.value("var", "");
+          if (var.empty() || !e.vary.contains(var))
+            w.in("checks[" + std::to_string(k) + "]")
+                .fail("value " + c.value.dump() + ": {\"var\": KEY} must name a key of \"vary\"");
+        }
+    if (j.contains("stub_fails")) {
+      if (!j["stub_fails"].is_number_unsigned() || j["stub_fails"].get<size_t>() >= e.checks.size())
+        w.in("stub_fails").fail("must be the index of a check (0-based)");
+      e.stub_fails = j["stub_fails"].get<int>();
+    }
     cat.exercises.push_back(std::move(e));
   }
   if (cat.exercises.empty()) top.fail("no exercises");

@@ -1,23 +1,17 @@
 #include "exercise/checker.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <sstream>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "exercise/variation.hpp"
 #include "workbook/fs_util.hpp"
-#include "workbook/model.hpp"
+#include "workbook/process.hpp"
+#include "workbook/trace_model.hpp"
 
 namespace fs = std::filesystem;
 
@@ -45,10 +39,7 @@ int exit_code(Outcome o) {
   return 3;
 }
 
-bool gpu_present() {
-  if (::access("/dev/nvidiactl", F_OK) == 0) return true;
-  return std::system("nvidia-smi -L >/dev/null 2>&1") == 0;
-}
+bool gpu_present() { return ::access("/dev/nvidiactl", F_OK) == 0 || wb::have_cuda_device(); }
 
 namespace {
 
@@ -63,56 +54,6 @@ std::string shell_words(const fs::path& program, const std::vector<std::string>&
   std::string s = program.string();
   for (const auto& a : args) s += " " + (a.find(' ') == std::string::npos ? a : "'" + a + "'");
   return s;
-}
-
-struct Ran {
-  int exit_code = -1;
-  bool timed_out = false;
-  int signal = 0;
-  double seconds = 0;
-};
-
-// Runs `program args...` with stdout and stderr into `log`; kills it (only it: the pid we
-// started) after `timeout_s`.
-Ran run_program(const fs::path& program, const std::vector<std::string>& args, const fs::path& log, int timeout_s) {
-  Ran r;
-  const auto t0 = std::chrono::steady_clock::now();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("cannot start " + program.string() + ": fork failed");
-  if (pid == 0) {
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      ::close(fd);
-    }
-    std::vector<std::string> argv_s{program.string()};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(program.c_str(), argv.data());
-    std::fprintf(stderr, "cannot run %s: %s\n", program.c_str(), std::strerror(errno));
-    std::_Exit(127);
-  }
-  int status = 0;
-  for (;;) {
-    const pid_t w = ::waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0 && errno != EINTR) throw std::runtime_error("lost track of " + program.string());
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (s > timeout_s) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      r.timed_out = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
-  return r;
 }
 
 // A check whose every condition needs a GPU cannot say anything about a CPU run.
@@ -130,9 +71,26 @@ std::string indent(const std::string& text, const std::string& pad) {
   return out;
 }
 
-// "1 of 2 checks hold.", "1 of 1 check holds."
-std::string holds(int passed, int of) {
-  return std::to_string(passed) + " of " + std::to_string(of) + (of == 1 ? " check holds." : " checks hold.");
+// {"var": "key"} in a condition's value: the learner's own choice of that key.
+wb::Pattern resolve(wb::Pattern p, const nlohmann::json& variation) {
+  for (auto& c : p.all)
+    if (c.value.is_object() && c.value.contains("var"))
+      c.value = variation.value(c.value["var"].get<std::string>(), nlohmann::json());
+  return p;
+}
+
+// The check every varied exercise gets first: the run is the learner's own variation.
+const Check& variation_check() {
+  static const Check c = [] {
+    Check k;
+    k.fact = "variation";
+    k.pattern.text = "the run is your own variation (your --student name, your size and schedule)";
+    k.pattern.why =
+        "each learner's program runs its own problem, picked from the name; someone else's run does not fit";
+    k.pattern.all = {{"/matches", wb::Condition::Op::Eq, true, wb::Condition::Scope::Any, 0}};
+    return k;
+  }();
+  return c;
 }
 
 std::string utc_now() {
@@ -146,39 +104,72 @@ std::string utc_now() {
 
 }  // namespace
 
-CheckResult judge(const Exercise& e, const fs::path& out_dir) {
+CheckResult judge(const Exercise& e, const fs::path& out_dir, const std::string& student) {
   CheckResult r;
   r.out_dir = out_dir;
-  const RunOutput run = read_run_output(out_dir);
+  r.student = student;
+  RunOutput run = read_run_output(out_dir);
+  run.student = student;
+  run.variation = variation(e, student);
   const wb::TraceModel model(run.trace);
   const bool gpu = run.on_gpu();
   r.device = gpu ? "cuda" : "cpu";
-  for (const auto& c : e.checks) {
+  if (e.needs_gpu && !gpu) {
+    r.outcome = Outcome::NeedsGpu;
+    r.message = e.id + " needs a GPU, and this run was on the CPU: nothing to check";
+    return r;
+  }
+  r.report.kind = "exercise";
+  r.report.chapter = e.id;
+  r.report.title = e.title + " (chapter " + e.chapter + ")";
+  r.report.source = (out_dir / "trace.json").string();
+  r.report.device = gpu ? "GPU" : "CPU only";
+  std::vector<const Check*> checks;
+  if (!e.vary.empty()) checks.push_back(&variation_check());
+  for (const auto& c : e.checks) checks.push_back(&c);
+  for (const Check* c : checks) {
     CheckVerdict v;
-    v.check = &c;
-    if (!gpu && gpu_only(c)) {
+    v.check = c;
+    const wb::Pattern pattern = resolve(c->pattern, run.variation);
+    if (!gpu && gpu_only(*c)) {
       v.gpu_only = true;
-      v.fact.id = c.fact;
-      v.fact.pattern = c.pattern;
+      v.fact.id = c->fact;
+      v.fact.title = c->pattern.text;
+      v.fact.pattern = pattern;
       v.fact.status = wb::Status::NotApplicable;
-      v.fact.verdict = "checked on a GPU only";
+      v.fact.verdict = "checked on a GPU only: this run was on the CPU";
     } else {
       try {
-        v.fact = wb::apply_pattern(measure(c.fact, run, model, c.annotation), c.pattern, run.trace, run.problem());
+        v.fact =
+            wb::apply_pattern(measure(c->fact, run, model, c->annotation), pattern, run.trace, run.problem());
       } catch (const std::exception& ex) {
-        v.fact.id = c.fact;
-        v.fact.pattern = c.pattern;
+        v.fact.id = c->fact;
+        v.fact.pattern = pattern;
         v.fact.status = wb::Status::Fail;
         v.fact.verdict = std::string("could not be measured: ") + ex.what();
       }
+      // n/a is not a pass: a check whose fact could not be measured on a run it applies to
+      // (no table.txt, no bias_add range, no answer to compare) does not hold.
+      if (!v.fact.measured && v.fact.status == wb::Status::NotApplicable) {
+        v.fact.status = wb::Status::Fail;
+        v.fact.verdict = "could not be measured: " + v.fact.explanation;
+      }
+      v.fact.title = c->pattern.text;
     }
-    if (v.skipped()) r.skipped++;
-    else if (v.passed()) r.passed++;
-    else r.failed++;
+    r.report.facts.push_back(v.fact);
     r.verdicts.push_back(std::move(v));
   }
+  wb::tally(r.report);
+  r.passed = r.report.passed;
+  r.failed = r.report.failed;
+  r.skipped = r.report.not_applicable;
   if (r.failed > 0) {
     r.outcome = Outcome::Fail;
+    for (const auto& v : r.verdicts)
+      if (v.fact.status == wb::Status::Fail) {
+        r.first_failed = v.check->pattern.text;
+        break;
+      }
   } else if (r.passed > 0) {
     r.outcome = Outcome::Pass;
   } else if (!gpu) {
@@ -187,6 +178,7 @@ CheckResult judge(const Exercise& e, const fs::path& out_dir) {
   } else {
     r.outcome = Outcome::Fail;
     r.message = "no check applies to this run (did a flag change the problem size?)";
+    r.first_failed = r.message;
   }
   return r;
 }
@@ -205,7 +197,8 @@ CheckResult check_exercise(const Exercise& e, const CheckOptions& o) {
     }
     if (!gpu_present()) {
       r.outcome = Outcome::NeedsGpu;
-      r.message = e.id + " needs a GPU, and this machine has none (no NVIDIA driver). Check it on a GPU machine.";
+      r.message =
+          e.id + " needs a GPU, and this machine has none (no NVIDIA driver). Check it on a GPU machine.";
       return r;
     }
     device = "cuda";
@@ -213,8 +206,8 @@ CheckResult check_exercise(const Exercise& e, const CheckOptions& o) {
   if (!fs::exists(r.program)) {
     r.outcome = Outcome::Error;
     const std::string target = r.program.filename().string();
-    r.message = "the program is not built: " + r.program.string() + "\nBuild it with:  cmake --build build --target " +
-                target +
+    r.message = "the program is not built: " + r.program.string() +
+                "\nBuild it with:  cmake --build build --target " + target +
                 (o.solution ? "\n(solutions are built when the solutions/ folder exists and "
                               "WORKBOOK_EXERCISE_SOLUTIONS is ON)"
                             : "");
@@ -229,36 +222,42 @@ CheckResult check_exercise(const Exercise& e, const CheckOptions& o) {
     return r;
   }
   r.args = e.args;
-  for (const std::string& a : {std::string("--device"), device, std::string("--quiet"), std::string("--out"),
-                               o.out_dir.string()})
+  for (const std::string& a :
+       {std::string("--device"), device, std::string("--quiet"), std::string("--out"), o.out_dir.string()})
     r.args.push_back(a);
+  if (!o.student.empty()) {
+    r.args.push_back("--student");
+    r.args.push_back(o.student);
+  }
+  r.student = o.student;
   r.log = o.out_dir / "program.log";
-  Ran ran;
+  wb::ChildExit ran;
   try {
-    ran = run_program(r.program, r.args, r.log, o.timeout_s);
+    ran = wb::run_child(r.program, r.args, {r.log, r.log}, o.timeout_s);
   } catch (const std::exception& ex) {
     r.outcome = Outcome::Error;
     r.message = ex.what();
     return r;
   }
-  r.exit_code = ran.exit_code;
+  r.exit_code = ran.code;
   r.seconds = ran.seconds;
   const std::string log = slurp(r.log);
-  if (ran.exit_code == 2 && e.needs_gpu && log.find("no CUDA device") != std::string::npos) {
+  if (ran.code == 2 && e.needs_gpu && log.find("no CUDA device") != std::string::npos) {
     r.outcome = Outcome::NeedsGpu;
     r.message = e.id + " needs a GPU, and LibTorch sees no CUDA device here:\n" + last_lines(log, 3);
     return r;
   }
-  if (ran.timed_out || ran.exit_code != 0) {
+  if (ran.timed_out || ran.code != 0) {
     r.outcome = Outcome::Error;
-    r.message = ran.timed_out ? "the program ran longer than " + std::to_string(o.timeout_s) + " s and was stopped"
-                : ran.signal   ? "the program crashed (signal " + std::to_string(ran.signal) + ")"
-                               : "the program exited with code " + std::to_string(ran.exit_code);
+    r.message = ran.timed_out
+                    ? "the program ran longer than " + std::to_string(o.timeout_s) + " s and was stopped"
+                : ran.signal ? "the program crashed (signal " + std::to_string(ran.signal) + ")"
+                             : "the program exited with code " + std::to_string(ran.code);
     if (!log.empty()) r.message += "; its last lines:\n" + last_lines(log, 12);
     return r;
   }
   try {
-    CheckResult j = judge(e, o.out_dir);
+    CheckResult j = judge(e, o.out_dir, o.student);
     j.program = r.program;
     j.args = r.args;
     j.log = r.log;
@@ -272,55 +271,47 @@ CheckResult check_exercise(const Exercise& e, const CheckOptions& o) {
   }
 }
 
-std::string render(const Exercise& e, const CheckResult& r, bool with_hint) {
+std::string hint_notice(const Exercise& e) {
+  const size_t n = e.hints.empty() ? 1 : e.hints.size();
+  return "A hint is available: exercise hint " + e.id +
+         (n > 1 ? " (levels 1 to " + std::to_string(n) + ": --level 2 and up say more)" : "") + "\n";
+}
+
+std::string render(const Exercise& e, const CheckResult& r) {
   std::ostringstream os;
   os << e.id << "  " << e.title << "   (chapter " << e.chapter << ")\n";
+  if (!r.student.empty()) os << "student: " << r.student << "\n";
   if (!r.args.empty()) {
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.1f", r.seconds);
-    os << "ran " << shell_words(r.program, r.args) << "\n    on the " << (r.device == "cuda" ? "GPU" : "CPU") << ", "
-       << secs << " s\n";
+    os << "ran " << shell_words(r.program, r.args) << "\n    on the " << (r.device == "cuda" ? "GPU" : "CPU")
+       << ", " << secs << " s\n";
   }
   if (r.outcome == Outcome::NeedsGpu && r.verdicts.empty()) {
-    os << "\nNEEDS A GPU -- " << r.message << "\nThis is not a failure: the exercise is checked on a GPU machine.\n";
+    os << "\nNEEDS A GPU -- " << r.message
+       << "\nThis is not a failure: the exercise is checked on a GPU machine.\n";
     return os.str();
   }
   if (r.outcome == Outcome::Error) {
     os << "\nCOULD NOT CHECK -- " << r.message << "\n";
     return os.str();
   }
-  os << "\n";
-  for (const auto& v : r.verdicts) {
-    const char* tag = v.skipped() ? "[skip]   " : v.passed() ? "[ok]     " : "[not yet]";
-    os << "  " << tag << " " << v.check->pattern.text << "\n";
-    if (v.gpu_only) {
-      os << "            (needs a GPU: checked when this runs on one)\n";
-      continue;
-    }
-    if (!v.fact.value.empty()) os << "            " << v.fact.value << "\n";
-    if (!v.fact.verdict.empty()) os << "            " << (v.passed() ? "holds: " : v.skipped() ? "" : "because: ")
-                                    << v.fact.verdict << "\n";
-    if (!v.passed() && !v.skipped())
-      for (size_t i = 0; i < v.fact.evidence.size() && i < 4; ++i) os << "            - " << v.fact.evidence[i] << "\n";
-  }
-  os << "\n";
-  const int applicable = r.passed + r.failed;
+  // The checks as the lesson report shows facts: expected pattern, what was measured, verdict.
+  os << "\n" << wb::render_lessons(r.report, wb::Format::Text) << "\n";
   switch (r.outcome) {
     case Outcome::Pass:
-      os << "PASS -- " << holds(r.passed, applicable);
-      if (r.skipped > 0) os << " (" << r.skipped << " need" << (r.skipped == 1 ? "s" : "") << " a GPU: not checked here.)";
+      os << "PASS -- every check that applies here holds.";
+      if (r.skipped > 0)
+        os << " (" << r.skipped << " need" << (r.skipped == 1 ? "s" : "") << " a GPU: not checked here.)";
       os << "\n";
       if (r.skipped > 0 && !e.gpu_note.empty()) os << indent(e.gpu_note, "  ");
       break;
     case Outcome::Fail:
-      os << "NOT YET -- " << holds(r.passed, applicable);
-      if (!r.message.empty()) os << " " << r.message;
-      os << "\n";
-      if (with_hint) os << "\nHint:\n" << indent(e.hint, "  ");
+      os << "NOT YET -- this check does not hold yet: " << r.first_failed << "\n";
+      if (!r.message.empty() && r.message != r.first_failed) os << r.message << "\n";
+      os << hint_notice(e);
       break;
-    case Outcome::NeedsGpu:
-      os << "NEEDS A GPU -- " << r.message << "\n";
-      break;
+    case Outcome::NeedsGpu: os << "NEEDS A GPU -- " << r.message << "\n"; break;
     case Outcome::Error: break;
   }
   os << "\nWhat the run wrote: " << r.out_dir.string()
@@ -358,7 +349,8 @@ void StatusStore::record(const std::string& id, const CheckResult& r) const {
   s.checked_at = utc_now();
   json j = {{"version", 1}, {"exercises", json::object()}};
   for (const auto& [k, v] : all)
-    j["exercises"][k] = {{"status", v.status}, {"last", v.last}, {"device", v.device}, {"checked_at", v.checked_at}};
+    j["exercises"][k] = {
+        {"status", v.status}, {"last", v.last}, {"device", v.device}, {"checked_at", v.checked_at}};
   fs::create_directories(file_.parent_path());
   wb::write_file_atomic(file_, j.dump(2) + "\n");
 }

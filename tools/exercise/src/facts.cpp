@@ -4,12 +4,14 @@
 #include <cmath>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "exercise/measure.hpp"
+#include "exercise/variation.hpp"
+#include "workbook/compare.hpp"
+#include "workbook/schedule.hpp"
 #include "workbook/trace_reader.hpp"
 
 namespace fs = std::filesystem;
@@ -78,13 +80,17 @@ void for_each_step_op(const wb::TraceModel& m, F&& f) {
   }
 }
 
-// ---- table: the order of table.txt ---------------------------------------------------------
+// ---- table: the order of table.txt (read with the lessons' table parser) ------------------
 wb::Fact fact_table(const RunOutput& run) {
   wb::Fact f = start("table", "The profiler table (table.txt)");
-  const auto rows = parse_table(run.table);
-  if (rows.empty())
-    return not_measured(std::move(f), run.table.empty() ? "no table.txt in the run's folder"
-                                                        : "table.txt has no '# of Calls' column");
+  if (run.table.empty()) return not_measured(std::move(f), "no table.txt in the run's folder");
+  std::vector<wb::TableLine> rows;
+  try {
+    rows = wb::parse_table_calls(run.table, "table.txt");
+  } catch (const std::exception& e) {
+    return not_measured(std::move(f), e.what());
+  }
+  if (rows.empty()) return not_measured(std::move(f), "table.txt has no rows");
   json calls = json::array(), names = json::array();
   bool sorted = true;
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -92,11 +98,13 @@ wb::Fact fact_table(const RunOutput& run) {
     names.push_back(rows[i].name);
     if (i > 0 && rows[i].calls > rows[i - 1].calls) sorted = false;
   }
-  f.data = {{"rows", rows.size()}, {"calls", calls}, {"names", names},
-            {"first_row", rows.front().name}, {"sorted_by_calls", sorted}};
+  f.data = {{"rows", rows.size()},
+            {"calls", calls},
+            {"names", names},
+            {"first_row", rows.front().name},
+            {"sorted_by_calls", sorted}};
   std::string shown;
-  for (size_t i = 0; i < rows.size() && i < 6; ++i)
-    shown += (i ? ", " : "") + std::to_string(rows[i].calls);
+  for (size_t i = 0; i < rows.size() && i < 6; ++i) shown += (i ? ", " : "") + std::to_string(rows[i].calls);
   f.value = std::to_string(rows.size()) + " rows; # of Calls from the top: " + shown +
             (rows.size() > 6 ? ", ..." : "") + "; first row: " + rows.front().name;
   return f;
@@ -116,12 +124,15 @@ wb::Fact fact_most_called_op(const RunOutput& run, const wb::TraceModel& m) {
   const json answer = run.answers.value("most_called_op", json(""));
   const std::string a = answer.is_string() ? answer.get<std::string>() : answer.dump();
   const long long answer_calls = calls.count(a) ? calls[a] : 0;
-  f.data = {{"answer", a}, {"answer_calls", answer_calls}, {"max_calls", top}, {"top", top_names},
+  f.data = {{"answer", a},
+            {"answer_calls", answer_calls},
+            {"max_calls", top},
+            {"top", top_names},
             {"answer_is_top", answer_calls == top}};
   // Says how often the answer ran, never which op is the top one.
   f.value = a.empty() ? "no answer yet (most_called_op is empty)"
-                      : "your answer " + quoted(answer) + " ran " + std::to_string(answer_calls) +
-                            " time" + (answer_calls == 1 ? "" : "s") + " in the recorded steps" +
+                      : "your answer " + quoted(answer) + " ran " + std::to_string(answer_calls) + " time" +
+                            (answer_calls == 1 ? "" : "s") + " in the recorded steps" +
                             (answer_calls == top ? ", the most of any op" : "");
   return f;
 }
@@ -137,7 +148,8 @@ wb::Fact fact_dead_window_answer(const RunOutput& run, const wb::TraceModel& m, 
     if (g.value("gap_us", 0.0) > widest->value("gap_us", 0.0)) widest = &g;
   const json step = run.answers.value("dead_window_step", json(-1));
   const json first_op = run.answers.value("first_op_after_gap", json(""));
-  f.data = {{"answer_step", step}, {"answer_first_op", first_op},
+  f.data = {{"answer_step", step},
+            {"answer_first_op", first_op},
             {"step_matches", step == (*widest)["step"]},
             {"first_op_matches", first_op == (*widest)["first_child"]}};
   f.value = "your answer: the gap is in ProfilerStep#" + step.dump() + " and ends at " + quoted(first_op);
@@ -170,7 +182,8 @@ wb::Fact fact_annotation_ops(const RunOutput& run, const wb::TraceModel& m, cons
       if (m.at(c).kind == wb::Kind::CpuOp) ops.insert(m.at(c).name);
   }
   if (instances == 0) return not_measured(std::move(f), "no '" + name + "' range in the trace");
-  f.data = {{"annotation", name}, {"instances", instances},
+  f.data = {{"annotation", name},
+            {"instances", instances},
             {"ops", std::vector<std::string>(ops.begin(), ops.end())}};
   std::string list;
   for (const auto& o : ops) list += (list.empty() ? "" : ", ") + o;
@@ -196,7 +209,8 @@ wb::Fact fact_step_ops(const wb::TraceModel& m) {
 // ---- launches: CPU calls that put work on the GPU, per step ----------------------------------
 wb::Fact fact_launches(const wb::TraceModel& m) {
   wb::Fact f = start("launches", "Launch calls per step");
-  if (!m.trace().has_device_activity()) return not_measured(std::move(f), "CPU-only trace: nothing is launched");
+  if (!m.trace().has_device_activity())
+    return not_measured(std::move(f), "CPU-only trace: nothing is launched");
   if (m.steps().empty()) return not_measured(std::move(f), "the trace has no ProfilerStep#N ranges");
   std::map<int, std::map<std::string, int>> apis;  // step -> launch API -> calls
   std::map<int, int> device_work;                  // step -> kernels/copies/memsets it launched
@@ -220,10 +234,12 @@ wb::Fact fact_launches(const wb::TraceModel& m) {
     max_calls = std::max(max_calls, n);
     min_calls = std::min(min_calls, n);
     min_work = std::min(min_work, device_work[s.number]);
-    per.push_back({{"step", s.number}, {"launch_calls", n}, {"apis", apis[s.number]},
+    per.push_back({{"step", s.number},
+                   {"launch_calls", n},
+                   {"apis", apis[s.number]},
                    {"device_work", device_work[s.number]}});
-    std::string line = "ProfilerStep#" + std::to_string(s.number) + ": " + std::to_string(n) + " launch call" +
-                       (n == 1 ? "" : "s") + " (";
+    std::string line = "ProfilerStep#" + std::to_string(s.number) + ": " + std::to_string(n) +
+                       " launch call" + (n == 1 ? "" : "s") + " (";
     bool first = true;
     for (const auto& [api, c] : apis[s.number]) {
       line += std::string(first ? "" : ", ") + api + " x" + std::to_string(c);
@@ -231,7 +247,9 @@ wb::Fact fact_launches(const wb::TraceModel& m) {
     }
     f.evidence.push_back(line + ") -> " + std::to_string(device_work[s.number]) + " pieces of GPU work");
   }
-  f.data = {{"per_step", per}, {"max_launch_calls_per_step", max_calls}, {"min_launch_calls_per_step", min_calls},
+  f.data = {{"per_step", per},
+            {"max_launch_calls_per_step", max_calls},
+            {"min_launch_calls_per_step", min_calls},
             {"min_device_work_per_step", min_work},
             {"apis", std::vector<std::string>(all_apis.begin(), all_apis.end())}};
   f.value = "launch calls per step: " + std::to_string(min_calls) +
@@ -244,9 +262,9 @@ wb::Fact fact_launches(const wb::TraceModel& m) {
 wb::Fact fact_gemm_samples(const wb::TraceModel& m) {
   wb::Fact f = start("gemm_samples", "GEMM samples in the recorded steps");
   const GemmSamples g = gemm_samples(m);
-  f.data = {{"samples", g.count}, {"median_us", g.median_us}, {"where", g.where}};
-  f.value = std::to_string(g.count) + " GEMM sample" + (g.count == 1 ? "" : "s") + " (" + g.where + ")" +
-            (g.count ? ", median " + num(g.median_us) + " us" : "");
+  // The count only: ex04.2 asks the learner for the median and the mean of these samples.
+  f.data = {{"samples", g.count}, {"where", g.where}};
+  f.value = std::to_string(g.count) + " GEMM sample" + (g.count == 1 ? "" : "s") + " (" + g.where + ")";
   return f;
 }
 
@@ -267,8 +285,10 @@ wb::Fact fact_tflops_answer(const RunOutput& run, const wb::TraceModel& m) {
     where = "the lesson report's throughput (median GEMM kernel)";
   } else {
     const GemmSamples g = gemm_samples(m);
-    if (g.count == 0 || g.median_us <= 0) return not_measured(std::move(f), "no aten::mm in the recorded steps");
-    expected = 2.0 * static_cast<double>(p.batch) * std::pow(static_cast<double>(p.n), 3) / (g.median_us * 1e-6) / 1e12;
+    if (g.count == 0 || g.median_us <= 0)
+      return not_measured(std::move(f), "no aten::mm in the recorded steps");
+    expected = 2.0 * static_cast<double>(p.batch) * std::pow(static_cast<double>(p.n), 3) /
+               (g.median_us * 1e-6) / 1e12;
     where = "2*B*N^3 over the median aten::mm CPU time";
   }
   const json a = run.answers.value("achieved_tflops", json(nullptr));
@@ -280,29 +300,138 @@ wb::Fact fact_tflops_answer(const RunOutput& run, const wb::TraceModel& m) {
                        : "your answer " + num(answer, 4) + " TFLOP/s is " + num(100 * rel, 1) +
                              "% away from " + where;
   f.evidence.push_back("problem: N=" + std::to_string(p.n) + ", batch " + std::to_string(p.batch));
+  // The probe: the learner's function called on the learner's own (n, batch, us), which no
+  // number typed in can match for every learner.
+  if (run.variation.contains("probe_n") && run.variation.contains("probe_batch") &&
+      run.variation.contains("probe_us")) {
+    const double n = run.variation["probe_n"].get<double>(), b = run.variation["probe_batch"].get<double>(),
+                 us = run.variation["probe_us"].get<double>();
+    const double want = 2.0 * b * n * n * n / (us * 1e-6) / 1e12;
+    const json pa = run.answers.value("probe_tflops", json(nullptr));
+    const bool ok = pa.is_number() && std::isfinite(pa.get<double>());
+    const double prel = ok ? std::fabs(pa.get<double>() - want) / want : 1.0;
+    f.data["probe_rel_error"] = std::round(prel * 1e4) / 1e4;
+    f.value += "; on your probe (n " + num(n, 0) + ", batch " + num(b, 0) + ", " + num(us, 1) +
+               " us) it is " +
+               (ok ? num(100 * prel, 1) + "% away from the right number"
+                   : "missing (probe_tflops is " + pa.dump() + ")");
+  }
   return f;
 }
 
 // ---- cold_setup: the one-time work of a process's first GEMM ---------------------------------
 wb::Fact fact_cold_setup(const wb::TraceModel& m) {
   wb::Fact f = start("cold_setup", "First-call setup in the window");
-  if (!m.trace().has_device_activity()) return not_measured(std::move(f), "CPU-only trace: no GPU setup to see");
+  if (!m.trace().has_device_activity())
+    return not_measured(std::move(f), "CPU-only trace: no GPU setup to see");
   // The unmistakable ones: kernel modules loaded on first use and per-kernel attribute setup.
   // (Not the profiler's own Activity Buffer Request: that depends on the schedule, not warmth.)
   static const std::vector<std::string> kCold = {"Runtime Triggered Module Loading", "Lazy Function Loading",
                                                  "cudaFuncSetAttribute", "cuModuleLoad", "cuLibraryLoad"};
   std::map<std::string, int> found;
+  int in_first_step = 0;
+  const wb::StepWindow* first = m.steps().empty() ? nullptr : &m.steps().front();
   for (const auto& e : m.trace().events)
     for (const auto& k : kCold)
-      if (e.name.rfind(k, 0) == 0) found[k]++;
+      if (e.name.rfind(k, 0) == 0) {
+        found[k]++;
+        if (first && m.step_at(e.start_ns) == first) in_first_step++;
+      }
   int count = 0;
   for (const auto& [k, n] : found) {
     count += n;
     f.evidence.push_back(k + " x" + std::to_string(n));
   }
-  f.data = {{"count", count}, {"events", found}};
+  f.data = {{"count", count}, {"in_first_step", in_first_step}, {"events", found}};
   f.value = count == 0 ? "no module loading or attribute setup in the window"
-                       : std::to_string(count) + " first-call setup event" + (count == 1 ? "" : "s") + " in the window";
+                       : std::to_string(count) + " first-call setup event" + (count == 1 ? "" : "s") +
+                             " in the window";
+  return f;
+}
+
+// ---- variation: the run is the learner's own problem ----------------------------------------
+// What the checker expects (variation(e, student)) against what the run says it ran (run.json)
+// and what its trace shows (the recorded steps of a varied schedule).
+wb::Fact fact_variation(const RunOutput& run, const wb::TraceModel& m) {
+  wb::Fact f = start("variation", "Your own variation");
+  const std::string student = run.run.value("student", "");
+  const json ran = run.run.value("variation", json::object());
+  bool run_matches = ran == run.variation, steps_match = true;
+  std::string steps_text;
+  if (run.variation.contains("schedule") && run.variation["schedule"].is_string()) {
+    try {
+      const wb::Schedule want = wb::Schedule::parse(run.variation["schedule"].get<std::string>());
+      const int first = want.skip_first + want.wait + want.warmup;
+      steps_match = !m.steps().empty() && m.steps().front().number == first &&
+                    static_cast<int>(m.steps().size()) == want.active;
+      steps_text = "; the schedule " + run.variation["schedule"].get<std::string>() + " keeps ProfilerStep#" +
+                   std::to_string(first) + " .. #" + std::to_string(first + want.active - 1) +
+                   ", the trace " +
+                   (m.steps().empty() ? std::string("has no steps")
+                                      : "has #" + std::to_string(m.steps().front().number) + " .. #" +
+                                            std::to_string(m.steps().back().number));
+    } catch (const std::exception& e) {
+      steps_match = false;
+      steps_text = std::string("; ") + e.what();
+    }
+  }
+  f.data = {{"student", student},
+            {"expected_student", run.student},
+            {"ran", ran},
+            {"expected", run.variation},
+            {"run_matches", run_matches},
+            {"steps_match", steps_match},
+            {"matches", run_matches && steps_match && student == run.student}};
+  f.value = "the run was made for " +
+            (student.empty() ? std::string("no student (the defaults)") : "'" + student + "'") + " with " +
+            (ran.empty() ? std::string("no variation") : describe_variation(ran)) + "; " +
+            (run.student.empty() ? std::string("the defaults") : "'" + run.student + "'") + " should run " +
+            describe_variation(run.variation) + steps_text;
+  return f;
+}
+
+// ---- checksum_answer: the checksum the step computes, and its value --------------------------
+// The program saves the learner's checksum (answer "checksum") and, outside the step, one
+// step's sum and how many steps ran (run.json "reference", "steps_run"): the right value is
+// their product (every step computes the same y).
+wb::Fact fact_checksum_answer(const RunOutput& run) {
+  wb::Fact f = start("checksum_answer", "The checksum's value");
+  const json ref = run.run.value("reference", json::object());
+  if (!ref.contains("checksum_per_step") || !run.run.contains("steps_run"))
+    return not_measured(std::move(f), "run.json has no reference checksum (is the program the exercise's?)");
+  const double want = ref["checksum_per_step"].get<double>() * run.run["steps_run"].get<double>();
+  const json a = run.answers.value("checksum", json(nullptr));
+  const bool ok = a.is_number() && std::isfinite(a.get<double>());
+  const double rel = ok ? std::fabs(a.get<double>() - want) / std::max(std::fabs(want), 1e-9) : 1.0;
+  f.data = {{"answer", a}, {"expected", want}, {"rel_error", std::round(rel * 1e6) / 1e6}};
+  f.value = !ok ? "no checksum in answer.json (checksum is " + a.dump() + ")"
+                : "your checksum " + num(a.get<double>(), 3) + " vs " + num(want, 3) + " (" +
+                      std::to_string(run.run["steps_run"].get<int>()) +
+                      " steps x one step's sum): " + num(100 * rel, 4) + "% off";
+  return f;
+}
+
+// ---- distribution_answer: the learner's median and mean of the GEMM samples -----------------
+wb::Fact fact_distribution_answer(const RunOutput& run, const wb::TraceModel& m) {
+  wb::Fact f = start("distribution_answer", "Median and mean of the GEMM samples");
+  const GemmSamples g = gemm_samples(m);
+  if (g.count == 0) return not_measured(std::move(f), "no GEMM samples in the recorded steps");
+  auto rel_of = [&](const char* key, double want, std::string& shown) {
+    const json a = run.answers.value(key, json(nullptr));
+    if (!a.is_number() || !std::isfinite(a.get<double>())) {
+      shown = std::string(key) + " missing";
+      return 1.0;
+    }
+    shown = std::string(key) + " " + num(a.get<double>(), 3) + " (trace: " + num(want, 3) + ")";
+    return std::fabs(a.get<double>() - want) / std::max(std::fabs(want), 1e-9);
+  };
+  std::string ms, mn;
+  const double rm = rel_of("median_us", g.median_us, ms), ra = rel_of("mean_us", g.mean_us, mn);
+  f.data = {{"samples", g.count},
+            {"median_rel_error", std::round(rm * 1e6) / 1e6},
+            {"mean_rel_error", std::round(ra * 1e6) / 1e6},
+            {"where", g.where}};
+  f.value = std::to_string(g.count) + " samples (" + g.where + "); your " + ms + ", " + mn;
   return f;
 }
 
@@ -331,8 +460,9 @@ RunOutput read_run_output(const fs::path& dir) {
 
 const std::vector<std::string_view>& exercise_fact_ids() {
   static const std::vector<std::string_view> kIds = {
-      "table", "most_called_op", "dead_window_answer", "steps", "annotation_ops",
-      "step_ops", "launches", "gemm_samples", "tflops_answer", "cold_setup"};
+      "table",     "most_called_op",  "dead_window_answer", "steps",         "annotation_ops",
+      "step_ops",  "launches",        "gemm_samples",       "tflops_answer", "cold_setup",
+      "variation", "checksum_answer", "distribution_answer"};
   return kIds;
 }
 
@@ -355,41 +485,10 @@ wb::Fact measure(std::string_view id, const RunOutput& run, const wb::TraceModel
   if (id == "gemm_samples") return fact_gemm_samples(m);
   if (id == "tflops_answer") return fact_tflops_answer(run, m);
   if (id == "cold_setup") return fact_cold_setup(m);
+  if (id == "variation") return fact_variation(run, m);
+  if (id == "checksum_answer") return fact_checksum_answer(run);
+  if (id == "distribution_answer") return fact_distribution_answer(run, m);
   return wb::compute_fact(id, m, fact_options(run, ann));  // a lesson fact (throws if unknown)
-}
-
-std::vector<TableRow> parse_table(const std::string& text) {
-  std::vector<TableRow> rows;
-  std::istringstream in(text);
-  std::string line;
-  const std::regex sep("\\s{2,}");
-  auto split = [&](const std::string& l) {
-    std::vector<std::string> cols;
-    for (std::sregex_token_iterator it(l.begin(), l.end(), sep, -1), end; it != end; ++it)
-      if (!it->str().empty()) cols.push_back(*it);
-    return cols;
-  };
-  int calls_col = -1;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '-') continue;  // rules
-    const auto cols = split(line);
-    if (calls_col < 0) {  // the header names the columns
-      for (size_t i = 0; i < cols.size(); ++i)
-        if (cols[i] == "# of Calls") calls_col = static_cast<int>(i);
-      continue;
-    }
-    if (line.rfind("Self C", 0) == 0 || line.rfind("Self X", 0) == 0) break;  // the footers
-    if (static_cast<int>(cols.size()) <= calls_col) continue;
-    try {
-      size_t used = 0;
-      const long long calls = std::stoll(cols[calls_col], &used);
-      if (used != cols[calls_col].size()) continue;
-      rows.push_back({cols[0], calls});
-    } catch (const std::exception&) {
-      continue;  // not a data row
-    }
-  }
-  return rows;
 }
 
 }  // namespace exercise

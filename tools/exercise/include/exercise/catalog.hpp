@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "workbook/lessons.hpp"
 
 namespace exercise {
@@ -29,16 +31,23 @@ struct Check {
 };
 
 struct Exercise {
-  std::string id;         // "ex01.1"
-  std::string name;       // "ex01_1_hot_loop": folder, program and target name
-  std::string chapter;    // "01_cold_64"
+  std::string id;       // "ex01.1"
+  std::string name;     // "ex01_1_hot_loop": folder, program and target name
+  std::string chapter;  // "01_cold_64"
   std::string title;
-  std::string task;       // what to do (several lines)
-  std::string hint;       // shown on request, and when a check fails
-  std::string gpu_note;   // what only a GPU run checks (exercises that also run on a CPU)
-  bool needs_gpu = false; // nothing to check without a GPU
+  std::string task;  // what to do (several lines)
+  std::string hint;  // level 1 of `hints`
+  std::vector<std::string>
+      hints;               // `exercise hint ID --level N`: 1 a nudge ... the last may point at the solution
+  std::string gpu_note;    // what only a GPU run checks (exercises that also run on a CPU)
+  bool needs_gpu = false;  // nothing to check without a GPU
   std::vector<std::string> args;  // extra flags the checker passes to the program
   std::vector<Check> checks;
+  // Per-learner variation: key -> choices (the first is the default, used without a student).
+  // The program applies size, cpu_size, batch and schedule; other keys are values it prints
+  // and the checks compare against ({"var": "key"}). {} : no variation.
+  nlohmann::json vary = nlohmann::json::object();
+  int stub_fails = -1;  // the check the untouched stub fails (CI proves it); -1: not stated
 };
 
 struct Catalog {

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "workbook/lessons.hpp"
-#include "workbook/model.hpp"
+#include "workbook/trace_model.hpp"
 #include "workbook/trace.hpp"
 
 namespace exercise {
@@ -20,12 +20,16 @@ namespace exercise {
 // Everything one run of an exercise program left in its --out folder.
 struct RunOutput {
   std::filesystem::path dir;
-  wb::Trace trace;                                        // trace.json
-  std::string table;                                      // table.txt ("" if missing)
-  nlohmann::json answers = nlohmann::json::object();      // answer.json ({} if none)
-  nlohmann::json run = nlohmann::json::object();          // run.json: size, batch, device, ...
+  wb::Trace trace;                                    // trace.json
+  std::string table;                                  // table.txt ("" if missing)
+  nlohmann::json answers = nlohmann::json::object();  // answer.json ({} if none)
+  nlohmann::json run = nlohmann::json::object();      // run.json: size, batch, device, student, ...
+  // Set by the checker, not read from the folder: whose run this should be, and the variation
+  // that learner's program must have run (variation.hpp). Facts compare against these.
+  std::string student;
+  nlohmann::json variation = nlohmann::json::object();
   bool on_gpu() const { return run.value("device", "") == "cuda" || trace.has_device_activity(); }
-  wb::Problem problem() const;                            // N, batch, bytes per element
+  wb::Problem problem() const;  // N, batch, bytes per element
 };
 
 // A file's whole content; "" when it cannot be opened (callers that need it check first).
@@ -43,14 +47,5 @@ bool is_known_fact(std::string_view id);
 // Throws std::invalid_argument for an unknown id.
 wb::Fact measure(std::string_view id, const RunOutput& run, const wb::TraceModel& model,
                  const std::string& annotation = "");
-
-// A profiler table as table.txt prints it: rows with their name and # of Calls.
-struct TableRow {
-  std::string name;
-  long long calls = -1;
-};
-// Parses the table's text (columns split on runs of 2+ spaces, like Python's fixed-width
-// layout). Empty when there is no "# of Calls" column.
-std::vector<TableRow> parse_table(const std::string& text);
 
 }  // namespace exercise

@@ -1,0 +1,56 @@
+// Chapter 06 — one nn.Linear(32, 64) on a batch of 1024 rows: y = x @ W^T + b.
+//
+//   build/bin/06_linear                      all three variants, schedule 1,1,3
+//   build/bin/06_linear --variant no_bias    one of them (--no-bias, --compiled: the same)
+//
+// Guess first: how many kernels, and is there an aten::add? Then look. Three variants, each
+// profiled into out/06_linear/<variant>/ and judged by the lessons "06_linear/<variant>":
+//   eager    nn.Linear with bias: aten::linear > aten::t (a view) and aten::addmm, one GEMM
+//            with the bias in its epilogue (the H200's kernel name says _bias_)
+//   no_bias  the same product without bias: aten::mm, no epilogue, another kernel name
+//   aoti     the function compiled by AOTInductor at build time: the view chain is gone from
+//            the CPU lane, the GEMM kernel is the same
+#include <torch/nn/modules/linear.h>  // torch::nn::Linear (not the whole torch/torch.h)
+
+#include "workbook/variants.hpp"  // wb::Variant, wb::profile_variants, wb::AotiModel
+
+int main(int argc, char** argv) {
+  wb::Chapter ch{"06_linear", "Chapter 06: nn.Linear: a view, an addmm and an epilogue"};
+  ch.defaults().size = 1024;  // --size: rows of x (the batch)
+  ch.defaults().schedule = "1,1,3";
+  ch.variants({"eager", "no_bias", "aoti"}, "eager | no_bias | aoti | all",
+              {{"--no-bias", "no_bias", "only the variant without bias"},
+               {"--compiled", "aoti", "only the AOTInductor variant"}});
+
+  return ch.main(argc, argv, [&](wb::Run& run) {
+    const int64_t rows = run.size(), d_in = 32, d_out = 64;
+    torch::NoGradGuard inference;
+    torch::manual_seed(0);
+    torch::nn::Linear with_bias(torch::nn::LinearOptions(d_in, d_out));
+    torch::nn::Linear no_bias(torch::nn::LinearOptions(d_in, d_out).bias(false));
+    with_bias->to(run.device(), run.dtype());
+    no_bias->to(run.device(), run.dtype());
+    const auto x = torch::randn({rows, d_in}, run.options());
+    wb::AotiModel compiled(WB06_AOTI_MANIFEST);  // linear(x, w, b), built by chapters/export_aoti.py
+    const std::vector<torch::Tensor> args{x, with_bias->weight, with_bias->bias};
+    const std::string no_aoti = run.wants("aoti") && !compiled.usable_with(args) ? compiled.why_not() : "";
+    run.refuse("aoti", no_aoti);  // --variant aoti where it cannot run: exit 2, before any work
+
+    torch::Tensor y;
+    std::vector<wb::Variant> vs;
+    if (run.wants("eager")) vs.push_back(wb::plain_variant("eager", [&] { y = with_bias(x); }));
+    if (run.wants("no_bias")) vs.push_back(wb::plain_variant("no_bias", [&] { y = no_bias(x); }));
+    if (run.wants("aoti"))
+      vs.push_back(wb::plain_variant(
+          "aoti", [&] { y = compiled.run(args).at(0); }, compiled.describe(), no_aoti));
+    wb::VariantProfile how;
+    how.report.annotation = "linear_fwd";
+    how.report.problem = {d_out, 1, run.dtype_bytes(), rows, d_in};
+    how.per_variant = [](const wb::Variant& v, wb::ReportOptions& ro) {
+      ro.napkin = [p = ro.problem, bias = v.name != "no_bias"](const std::string& dev) {
+        return wb::napkin_linear(p, bias, dev);
+      };
+    };
+    return wb::profile_variants(run, vs, how);
+  });
+}

@@ -1,0 +1,105 @@
+// The one trace model every part of the workbook shares: the table, the lesson checks,
+// `inspect`, the SVG timeline and the comparison with expected output.
+//
+// It can be filled two ways:
+//   * from a Kineto Chrome-trace JSON file (ours or Python's)  -> read_trace()   (trace_reader.hpp)
+//   * from the in-memory profiler result (LibTorch)           -> from_profiler_result() (profiler.hpp)
+//
+// This header is torch-free on purpose: code that only reads traces compiles in seconds.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wb {
+
+// What an event is. Mirrors the Chrome trace "cat" values Kineto writes.
+enum class Kind {
+  CpuOp,              // "cpu_op":   aten::mm, aten::add, ...
+  UserAnnotation,     // "user_annotation": record_function / ProfilerStep#N (CPU side)
+  GpuUserAnnotation,  // "gpu_user_annotation": the same annotation projected on the GPU lane
+  Runtime,            // "cuda_runtime": cudaLaunchKernel, cudaMemcpyAsync, cudaDeviceSynchronize, ...
+  Driver,             // "cuda_driver":  cuLaunchKernelEx, ...
+  Kernel,             // "kernel"
+  Memcpy,             // "gpu_memcpy"
+  Memset,             // "gpu_memset"
+  Instant,            // ph "i" events (e.g. profiler markers)
+  Trace,              // "Trace": the span of the whole capture (PyTorch Profiler (0))
+  Other,              // anything else ("overhead", "python_function", ...): kept, never dropped
+};
+
+std::string_view kind_name(Kind k);             // "cpu_op", "kernel", ...
+Kind kind_from_category(std::string_view cat);  // unknown -> Kind::Other
+
+// Launch configuration and footprint of a kernel, as Kineto records them in "args".
+struct KernelInfo {
+  int registers_per_thread = -1;  // -1: not recorded
+  int64_t shared_memory = -1;     // bytes (static + dynamic), -1: not recorded
+  std::array<int, 3> grid{0, 0, 0};
+  std::array<int, 3> block{0, 0, 0};
+  double blocks_per_sm = -1;
+  double warps_per_sm = -1;
+};
+
+struct Event {
+  std::string name;
+  Kind kind = Kind::Other;
+  std::string category;  // the raw "cat" string (so unknown categories survive)
+  int64_t start_ns = 0;  // relative to Trace::base_ns
+  int64_t dur_ns = 0;    // 0 for instants
+  int64_t pid = 0;       // CPU: process id;  device events: device index
+  int64_t tid = 0;       // CPU: thread id;   device events: stream id
+  // Correlation, as KinetoEvent and the Chrome trace carry it:
+  //   CPU op / annotation : id = its own correlation ("External id" in the JSON), linked_id = 0
+  //   runtime / driver    : id = CUPTI "correlation",  linked_id = "External id" of the CPU op it ran in
+  //   kernel / memcpy / memset: id = CUPTI "correlation" (same as its launch call), linked_id = "External id"
+  int64_t id = 0;
+  int64_t linked_id = 0;
+  bool is_async = false;
+  std::optional<KernelInfo> kernel;  // kernels only, when the trace recorded it
+  int64_t bytes = -1;                // memcpy / memset payload, -1: not recorded
+  // record_shapes: the op's input shapes as Python's table prints them (str(input_shapes):
+  // "[[64, 64], [], [128]]"; a non-tensor input, or a list of tensors, is "[]"). "": not recorded.
+  std::string input_shapes;
+  // FLOPs of the op, by torch's formula (op_flops in rules.hpp) from the recorded input shapes;
+  // 0 when the op has no formula or no shapes were recorded.
+  int64_t flops = 0;
+
+  int64_t end_ns() const { return start_ns + dur_ns; }
+  // True for events that ran on an accelerator (Self CUDA time in the table).
+  bool on_device() const {
+    return kind == Kind::Kernel || kind == Kind::Memcpy || kind == Kind::Memset ||
+           kind == Kind::GpuUserAnnotation;
+  }
+  bool is_user_annotation() const { return kind == Kind::UserAnnotation || kind == Kind::GpuUserAnnotation; }
+};
+
+// What the trace says about the device, from Kineto's "deviceProperties".
+struct DeviceProperties {
+  int id = 0;
+  std::string name;  // "NVIDIA H200"
+  int compute_major = 0, compute_minor = 0;
+  int64_t total_global_mem = 0;
+  int num_sms = 0;
+};
+
+struct Trace {
+  std::vector<Event> events;  // in file order (not sorted)
+  int64_t base_ns = 0;        // absolute time of start_ns == 0 (baseTimeNanoseconds)
+  std::string source;         // file path, or "<profiler result>"
+  std::vector<DeviceProperties> devices;
+  // How the trace was recorded, from the metadata torch.profiler (and wb::Profiler) write at the
+  // top level: "record_shapes": 1, "with_flops": 1, "profile_memory": 1.
+  bool record_shapes = false, with_flops = false, profile_memory = false;
+  bool has_device_activity() const {
+    for (const auto& e : events)
+      if (e.on_device() && e.kind != Kind::GpuUserAnnotation) return true;
+    return false;
+  }
+};
+
+}  // namespace wb

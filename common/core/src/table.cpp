@@ -1,0 +1,590 @@
+// key_averages().table() the way torch 2.11 computes it. The Python this mirrors:
+//   torch/autograd/profiler.py       _parse_kineto_results  (which events, GPU attribution)
+//   torch/autograd/profiler_util.py  EventList._populate_cpu_children, _remove_dup_nodes,
+//                                    FunctionEvent, FunctionEventAvg, key_averages, _build_table
+// Times are kept twice: in integer nanoseconds (what the lessons read) and in float microseconds
+// computed exactly as Python computes them (relative to the trace's start, durations as
+// end - start, sums in Python's order), which the text prints: so an average that sits on a
+// rounding boundary (8.6635us) rounds the way Python's does.
+#include "workbook/table.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include "workbook/rules.hpp"
+
+namespace wb {
+namespace {
+
+// Where an event lands in Python's event list; Python decides CPU vs device from the activity
+// type (deviceTypeFromActivity in torch/csrc/profiler/kineto_shim.cpp).
+enum class Side { Skip, Cpu, Device };
+
+Side side_of(const Event& e) {
+  switch (e.kind) {
+    case Kind::CpuOp:
+    case Kind::UserAnnotation:
+    case Kind::Runtime:
+    case Kind::Driver: return Side::Cpu;
+    case Kind::Kernel:
+    case Kind::Memcpy:
+    case Kind::Memset:
+    case Kind::GpuUserAnnotation: return Side::Device;
+    case Kind::Instant:  // Kineto's markers ("Iteration Start", "Record Window End"), [memory]
+    case Kind::Trace:    // the capture's span: written by Kineto's logger, not a profiled activity
+      return Side::Skip;
+    case Kind::Other: break;
+  }
+  // python_function (with_stack=True) is in the trace but not in Python's table (checked on
+  // torch 2.11); ac2g and fwdbwd are the JSON's flow arrows.
+  if (e.category == "python_function" || e.category == "ac2g" || e.category == "fwdbwd") return Side::Skip;
+  if (e.category == "cuda_sync") return Side::Device;
+  // "overhead" (Activity Buffer Request, Lazy Function Loading, ...) and unknown types: Python
+  // takes unknown activity types for CPU events, so they are CPU rows with Self CPU time.
+  return Side::Cpu;
+}
+
+using ThreadKey = std::pair<int64_t, int64_t>;  // (pid, tid)
+
+// One entry of Python's FunctionEvent list.
+struct Node {
+  // What the passes below read of the event, copied in: they walk the nodes in time order, and
+  // reaching back into the events (file order) from there would miss the cache at every step.
+  Kind kind = Kind::Other;
+  bool is_async = false;
+  int64_t start_ns = 0, dur_ns = 0, linked_id = 0;
+  int64_t end_ns() const { return start_ns + dur_ns; }
+  bool is_user_annotation() const { return kind == Kind::UserAnnotation || kind == Kind::GpuUserAnnotation; }
+
+  std::string_view key;  // the event's name, or "ProfilerStep*" (no copies: 100k+ events)
+  Side side = Side::Cpu;
+  ThreadKey thread;
+  int64_t id = 0;  // correlation id (an overhead event borrows one, see below)
+  int parent = -1;
+  std::vector<int> children;  // direct CPU children
+  int64_t kernels_ns = 0;     // device work this op launched (append_kernel; only its sum is read)
+  // Python's float view of the same: FunctionEvent's start/end in us relative to the trace's
+  // start, and its kernels' durations (end - start), in the order Python appends them.
+  double start_us = 0, end_us = 0;
+  std::vector<double> kernels_us;
+  std::string_view shapes;  // Event::input_shapes ("" when not recorded)
+  int64_t flops = 0;
+  bool removed = false;  // dropped by _remove_dup_nodes
+  bool is_op() const { return kind == Kind::CpuOp || kind == Kind::UserAnnotation; }
+  bool in_tree() const { return side == Side::Cpu && !is_async; }
+};
+
+std::string_view rewrite_name(std::string_view name) {
+  // _rewrite_name(with_wildcard=True): all profiler steps share one row.
+  return is_step_name(name) ? std::string_view("ProfilerStep*") : name;
+}
+
+// Per-thread state keyed by (pid, tid). Events come thread after thread in long runs, so the
+// last lookup is remembered.
+template <class V>
+class PerThread {
+ public:
+  V& operator[](const ThreadKey& k) {
+    if (!last_ || last_key_ != k) {
+      last_ = &map_[k];
+      last_key_ = k;
+    }
+    return *last_;
+  }
+
+ private:
+  std::map<ThreadKey, V> map_;  // node-based: references stay valid
+  ThreadKey last_key_{};
+  V* last_ = nullptr;
+};
+
+// Python's KinetoEvent gives an event without a correlation id of its own (CUPTI overhead such
+// as "Activity Buffer Request") the id of the event it sits in on its thread: the innermost
+// op or unlinked Kineto event still open when it starts (build_tree in collection.cpp). Through
+// that id the overhead row receives the device time of that op's kernels a second time. Python's
+// tables of cold runs show this double count; we mirror it so the two tables agree.
+void borrow_correlation_ids(std::vector<Node>& nodes) {
+  PerThread<std::vector<int>> open;
+  for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
+    Node& n = nodes[i];
+    // Linked Kineto events already hang off their op and stay out of this tree.
+    if (n.side != Side::Cpu || (!n.is_op() && n.linked_id != 0)) continue;
+    auto& stack = open[n.thread];
+    // Events that ended before this one starts are closed, with whatever is still above them.
+    stack.erase(
+        std::find_if(stack.begin(), stack.end(), [&](int j) { return nodes[j].end_ns() < n.start_ns; }),
+        stack.end());
+    if (n.id == 0 && !stack.empty()) n.id = nodes[stack.back()].id;
+    if (n.dur_ns > 0) stack.push_back(i);
+  }
+}
+
+// Python's times are relative to the profiler's start (result.trace_start_ns()), which Kineto
+// writes as the start of the "PyTorch Profiler (N)" span (category "Trace"). Without one, the
+// earliest event stands in (the reader's 0).
+int64_t trace_start_ns(const Trace& trace) {
+  for (const Event& e : trace.events)
+    if (e.kind == Kind::Trace) return e.start_ns;
+  return 0;
+}
+
+std::vector<Node> build_event_list(const Trace& trace) {
+  const int64_t t0 = trace_start_ns(trace);
+  // Kineto-side CPU events (runtime/driver calls, overhead) belong to the thread of the op they
+  // ran in. Without one, Python gives them the thread that post-processes the profile; here the
+  // thread of the earliest op/annotation stands in for it.
+  std::unordered_map<int64_t, ThreadKey> op_thread;
+  const Event* first_op = nullptr;
+
+  // Python's final order: by start, longer first on ties, then file order (a stable sort).
+  // Sorted as small keys, then the nodes are built in that order: sorting the nodes themselves,
+  // or pointers compared through the events, costs several times more on 100k+ events.
+  struct Order {
+    int64_t start, neg_end;
+    size_t index;  // file order
+    bool operator<(const Order& o) const {
+      return std::tie(start, neg_end, index) < std::tie(o.start, o.neg_end, o.index);
+    }
+  };
+  std::vector<Order> order;
+  order.reserve(trace.events.size());
+  for (size_t i = 0; i < trace.events.size(); ++i) {
+    const Event& e = trace.events[i];
+    if (e.kind == Kind::CpuOp || e.kind == Kind::UserAnnotation) {
+      if (e.id > 0) op_thread.emplace(e.id, ThreadKey{e.pid, e.tid});
+      if (!first_op || e.start_ns < first_op->start_ns) first_op = &e;
+    }
+    if (side_of(e) == Side::Skip || is_filtered_name(e.name)) continue;
+    order.push_back({e.start_ns, -e.end_ns(), i});
+  }
+  std::stable_sort(order.begin(), order.end());  // merge sort: events come nearly in order
+  const ThreadKey home = first_op ? ThreadKey{first_op->pid, first_op->tid} : ThreadKey{0, 0};
+
+  std::vector<Node> nodes;
+  nodes.reserve(order.size());
+  for (const Order& o : order) {
+    const Event& e = trace.events[o.index];
+    const Side side = side_of(e);
+    Node n;
+    n.kind = e.kind;
+    n.is_async = e.is_async;
+    n.start_ns = e.start_ns;
+    n.dur_ns = e.dur_ns;
+    n.start_us = static_cast<double>(e.start_ns - t0) / 1000.0;
+    n.end_us = static_cast<double>(e.end_ns() - t0) / 1000.0;
+    n.shapes = e.input_shapes;
+    n.flops = e.flops;
+    n.linked_id = e.linked_id;
+    n.key = rewrite_name(e.name);
+    n.side = side;
+    n.thread = {e.pid, e.tid};
+    n.id = e.id;
+    if (side == Side::Cpu && !n.is_op()) {
+      auto it = op_thread.find(e.linked_id);
+      n.thread = it != op_thread.end() ? it->second : home;
+    }
+    nodes.push_back(std::move(n));
+  }
+  borrow_correlation_ids(nodes);
+
+  // GPU attribution: device events are filed under their linked id (the op's "External id");
+  // each unlinked, synchronous CPU event takes the time of the device work filed under its id.
+  std::unordered_map<int64_t, int64_t> device_by_link;
+  for (const auto& n : nodes)
+    // Not the GPU-side annotation: it names its CPU annotation, yet Python never adds it to that
+    // annotation's CUDA time (the H200 tables: matmul_add's CUDA total = its kernels only).
+    if (n.side == Side::Device && n.kind != Kind::GpuUserAnnotation && n.linked_id > 0)
+      device_by_link[n.linked_id] += n.dur_ns;
+  // Python appends each op's kernels in the order of its event list (here: file order).
+  std::unordered_map<int64_t, std::vector<double>> device_us_by_link;
+  for (const Event& e : trace.events)
+    if (side_of(e) == Side::Device && e.kind != Kind::GpuUserAnnotation && e.linked_id > 0 &&
+        !is_filtered_name(e.name))
+      device_us_by_link[e.linked_id].push_back(static_cast<double>(e.end_ns() - t0) / 1000.0 -
+                                               static_cast<double>(e.start_ns - t0) / 1000.0);
+  for (auto& n : nodes) {
+    if (n.linked_id != 0 || !n.in_tree() || n.id <= 0) continue;
+    if (auto it = device_by_link.find(n.id); it != device_by_link.end()) n.kernels_ns = it->second;
+    if (auto it = device_us_by_link.find(n.id); it != device_us_by_link.end()) n.kernels_us = it->second;
+  }
+  return nodes;
+}
+
+// _populate_cpu_children: per thread, walk events by (start, -end) with a stack of open parents.
+// An event is a child of the innermost open event that fully contains it; partial overlaps are
+// not nested.
+void populate_cpu_children(std::vector<Node>& nodes) {
+  PerThread<std::vector<int>> stacks;
+  for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
+    Node& n = nodes[i];
+    if (!n.in_tree()) continue;
+    auto& stack = stacks[n.thread];
+    while (!stack.empty()) {
+      Node& p = nodes[stack.back()];
+      if (n.start_ns >= p.end_ns() || n.end_ns() > p.end_ns()) {
+        stack.pop_back();
+      } else {
+        p.children.push_back(i);
+        n.parent = stack.back();
+        break;
+      }
+    }
+    stack.push_back(i);
+  }
+}
+
+// _remove_dup_nodes: an event whose parent has the same name and no other child is merged into
+// the parent (one call fewer). Mirrored as Python does it, including that the parent's own
+// kernels are replaced by the child's.
+void remove_dup_nodes(std::vector<Node>& nodes) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto& n : nodes) {
+      if (n.removed || n.parent < 0) continue;
+      Node& p = nodes[n.parent];
+      if (p.key != n.key || p.children.size() != 1) continue;
+      for (int c : n.children) nodes[c].parent = n.parent;
+      p.children = std::move(n.children);
+      p.kernels_ns = n.kernels_ns;
+      p.kernels_us = n.kernels_us;
+      n.removed = true;
+      changed = true;
+    }
+  }
+}
+
+}  // namespace
+
+bool is_filtered_name(std::string_view name) {
+  static constexpr std::string_view kFiltered[] = {"[memory]",
+                                                   "[OutOfMemory]",
+                                                   "profiler::_record_function_enter",
+                                                   "profiler::_record_function_enter_new",
+                                                   "profiler::_record_function_exit",
+                                                   "aten::is_leaf",
+                                                   "aten::output_nr",
+                                                   "aten::_version"};
+  return std::find(std::begin(kFiltered), std::end(kFiltered), name) != std::end(kFiltered);
+}
+
+std::vector<TableRow> key_averages(const Trace& trace, const GroupOptions& group) {
+  std::vector<Node> nodes = build_event_list(trace);
+  populate_cpu_children(nodes);
+  remove_dup_nodes(nodes);
+
+  // FunctionEvent's device_time_total: own kernels plus the children's totals. Children come
+  // after their parent in `nodes`, so one backward pass fills every total before it is needed.
+  // Twice: in integer ns, and in float us summed as Python sums (sum(kernels) + sum(children)).
+  std::vector<int64_t> device_total(nodes.size(), 0);
+  std::vector<double> device_total_us(nodes.size(), 0.0);
+  for (int i = static_cast<int>(nodes.size()) - 1; i >= 0; --i) {
+    const Node& n = nodes[i];
+    if (n.removed) continue;
+    if (n.side == Side::Device) {
+      device_total[i] = n.dur_ns;
+      device_total_us[i] = n.end_us - n.start_us;
+    } else if (n.in_tree()) {
+      device_total[i] = n.kernels_ns;
+      double kernels = 0, children = 0;
+      for (double k : n.kernels_us) kernels += k;
+      for (int c : n.children) {
+        device_total[i] += device_total[c];
+        children += device_total_us[c];
+      }
+      device_total_us[i] = kernels + children;
+    }
+  }
+
+  // key_averages(): one group per (name, CPU/device, user annotation[, input shapes]), in
+  // first-seen order.
+  std::vector<TableRow> rows;
+  // name -> row per (device, annotation). Kernel names run to hundreds of characters and repeat
+  // on every launch: hashing their length and three words (not every byte) is enough to tell the
+  // few hundred distinct names of a trace apart, and equal hashes still compare the whole name.
+  struct NameHash {
+    size_t operator()(std::string_view s) const {
+      if (s.size() < 16) return std::hash<std::string_view>{}(s);
+      uint64_t a, b, c;  // 8 bytes from the start, the middle and the end
+      std::memcpy(&a, s.data(), 8);
+      std::memcpy(&b, s.data() + s.size() / 2 - 4, 8);
+      std::memcpy(&c, s.data() + s.size() - 8, 8);
+      uint64_t h = s.size() * 0x9e3779b97f4a7c15ULL;
+      for (uint64_t w : {a, b, c}) h = (h ^ w) * 0xff51afd7ed558ccdULL;
+      return static_cast<size_t>(h ^ (h >> 32));
+    }
+  };
+  std::unordered_map<std::string_view, std::array<int, 4>, NameHash> index;
+  // With group_by_input_shape the key also holds the shapes: "name\0shapes" (owned here).
+  std::unordered_map<std::string, std::array<int, 4>> shape_index;
+  std::string shape_key;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    if (n.removed) continue;
+    const bool on_device = n.side == Side::Device;
+    const bool annotation = n.is_user_annotation();
+    const std::string_view shapes = n.shapes.empty() ? std::string_view("[]") : n.shapes;
+    std::array<int, 4>* slots;
+    if (group.group_by_input_shape) {
+      shape_key.assign(n.key);
+      shape_key += '\0';
+      shape_key += shapes;
+      auto [it, fresh] = shape_index.try_emplace(shape_key);
+      if (fresh) it->second.fill(-1);
+      slots = &it->second;
+    } else {
+      auto [it, fresh] = index.try_emplace(n.key);
+      if (fresh) it->second.fill(-1);
+      slots = &it->second;
+    }
+    int& slot = (*slots)[(on_device ? 2 : 0) + (annotation ? 1 : 0)];
+    if (slot < 0) {
+      slot = static_cast<int>(rows.size());
+      rows.emplace_back();
+      rows.back().key = std::string(n.key);
+      rows.back().on_device = on_device;
+      rows.back().is_user_annotation = annotation;
+      rows.back().is_async = n.is_async;
+      if (group.group_by_input_shape) rows.back().input_shapes = std::string(shapes);
+    }
+    TableRow& row = rows[slot];
+    row.calls += 1;
+    row.flops += n.flops;
+    if (on_device) {
+      const double us = n.end_us - n.start_us;
+      row.self_device_ns += n.dur_ns;
+      row.device_total_ns += n.dur_ns;
+      row.self_device_us += us;
+      row.device_total_us += us;
+      continue;
+    }
+    const double elapsed = n.end_us - n.start_us;
+    row.cpu_total_ns += n.dur_ns;  // async events too: they only lack "self" numbers
+    row.cpu_total_us += elapsed;
+    if (!n.in_tree()) continue;
+    int64_t children_cpu = 0, children_device = 0;
+    double children_cpu_us = 0, children_device_us = 0;
+    for (int c : n.children) {
+      children_cpu += nodes[c].dur_ns;
+      children_device += device_total[c];
+      children_cpu_us += nodes[c].end_us - nodes[c].start_us;
+      children_device_us += device_total_us[c];
+    }
+    row.self_cpu_ns += n.dur_ns - children_cpu;
+    row.device_total_ns += device_total[i];
+    row.self_device_ns += device_total[i] - children_device;
+    row.self_cpu_us += elapsed - children_cpu_us;
+    row.device_total_us += device_total_us[i];
+    row.self_device_us += device_total_us[i] - children_device_us;
+  }
+  return rows;
+}
+
+std::string format_time_us(double us) {
+  char buf[64];
+  if (us >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.3fs", us / 1e6);
+  else if (us >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.3fms", us / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.3fus", us);
+  return buf;
+}
+
+std::string format_time_share(double part_us, double total_us) {
+  if (total_us == 0) return "NaN";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f%%", part_us * 100.0 / total_us);
+  return buf;
+}
+
+namespace {
+
+// Python sorts on getattr(evt, sort_by) with "cuda"/"xpu"/"privateuse1" read as "device".
+struct SortKey {
+  std::string_view name;  // Python's attribute name (the "device" spelling)
+  double (*value)(const TableRow&);
+};
+double avg(double total, int64_t calls) { return calls == 0 ? 0.0 : total / static_cast<double>(calls); }
+constexpr SortKey kSortKeys[] = {
+    {"cpu_time", [](const TableRow& r) { return avg(r.cpu_total_us, r.calls); }},
+    {"device_time", [](const TableRow& r) { return avg(r.device_total_us, r.calls); }},
+    {"cpu_time_total", [](const TableRow& r) { return r.cpu_total_us; }},
+    {"device_time_total", [](const TableRow& r) { return r.device_total_us; }},
+    {"self_cpu_time_total", [](const TableRow& r) { return r.self_cpu_us; }},
+    {"self_device_time_total", [](const TableRow& r) { return r.self_device_us; }},
+    {"count", [](const TableRow& r) { return static_cast<double>(r.calls); }},
+    {"flops", [](const TableRow& r) { return static_cast<double>(r.flops); }},
+    // Memory is not reproduced from a trace: every row has 0, so these keep the key_averages order.
+    {"cpu_memory_usage", [](const TableRow&) { return 0.0; }},
+    {"device_memory_usage", [](const TableRow&) { return 0.0; }},
+    {"self_cpu_memory_usage", [](const TableRow&) { return 0.0; }},
+    {"self_device_memory_usage", [](const TableRow&) { return 0.0; }},
+};
+
+std::string replace_all(std::string s, std::string_view from, std::string_view to) {
+  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size())
+    s.replace(pos, from.size(), to);
+  return s;
+}
+
+const SortKey* find_sort_key(const std::string& sort_by) {
+  if (sort_by.empty()) return nullptr;
+  const std::string attr = replace_all(replace_all(replace_all(sort_by, "cuda", "device"), "xpu", "device"),
+                                       "privateuse1", "device");
+  for (const auto& k : kSortKeys)
+    if (k.name == attr) return &k;
+  std::string allowed;
+  for (const auto& k : table_sort_keys()) allowed += (allowed.empty() ? "" : ", ") + k;
+  throw std::invalid_argument("table: unknown sort_by '" + sort_by + "'; use one of: " + allowed +
+                              " (or \"\" for no sorting)");
+}
+
+// Python's auto_scale_flops: the unit of the smallest positive value.
+std::pair<double, std::string> flops_scale(int64_t min_flops) {
+  static const char* kHeaders[] = {"FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs"};
+  const double log_flops = std::max(0.0, std::min(std::log10(static_cast<double>(min_flops)) / 3, 5.0));
+  return {std::pow(10.0, std::floor(log_flops) * -3.0), kHeaders[static_cast<int>(log_flops)]};
+}
+
+}  // namespace
+
+const std::vector<std::string>& table_sort_keys() {
+  static const std::vector<std::string> keys = {"cpu_time_total",
+                                                "cuda_time_total",
+                                                "self_cpu_time_total",
+                                                "self_cuda_time_total",
+                                                "count",
+                                                "cpu_time",
+                                                "cuda_time",
+                                                "flops",
+                                                "cpu_memory_usage",
+                                                "cuda_memory_usage",
+                                                "self_cpu_memory_usage",
+                                                "self_cuda_memory_usage"};
+  return keys;
+}
+
+std::string format_table(const std::vector<TableRow>& all_rows, const TableOptions& opts) {
+  const SortKey* sort_key = find_sort_key(opts.sort_by);
+  const int max_name = opts.max_name_width;
+  if (max_name > 0 && max_name <= 3)
+    throw std::invalid_argument("table: max_name_width must be > 3 (or <= 0 for no limit)");
+  if (all_rows.empty()) return "";
+
+  std::vector<TableRow> rows = all_rows;
+  // Python sorts with reverse=True, which keeps equal rows in their original order.
+  if (sort_key)
+    std::stable_sort(rows.begin(), rows.end(), [&](const TableRow& a, const TableRow& b) {
+      return sort_key->value(a) > sort_key->value(b);
+    });
+
+  bool has_device_time = false, has_shapes = false;
+  // Python's sums run over the rows in the printed (sorted) order, in float us.
+  double self_cpu_sum = 0, self_device_sum = 0;
+  size_t name_width = 0, shapes_width = 0;
+  int64_t min_flops = 0;
+  for (const auto& r : rows) {
+    has_device_time |= r.self_device_us > 0;
+    self_cpu_sum += r.self_cpu_us;
+    // Python's denominator counts device rows that are not annotations. The GPU-side annotation
+    // still gets a share of it, so its Self CUDA % can exceed 100%; we mirror that on purpose, so
+    // the C++ and Python tables read alike (the lessons point the quirk out).
+    if (r.on_device && !r.is_user_annotation) self_device_sum += r.self_device_us;
+    name_width = std::max(name_width, r.key.size() + 4);
+    has_shapes |= !r.input_shapes.empty() && r.input_shapes != "[]";
+    shapes_width = std::max(shapes_width, r.input_shapes.size() + 4);
+    if (r.flops > 0 && (min_flops == 0 || r.flops < min_flops)) min_flops = r.flops;
+  }
+  if (max_name > 0) name_width = std::min(name_width, static_cast<size_t>(max_name));
+  shapes_width = std::min<size_t>(shapes_width, 80);  // Python's max_shapes_column_width
+  const bool with_flops = opts.with_flops && min_flops > 0;
+  const auto [scale, flops_unit] =
+      with_flops ? flops_scale(min_flops) : std::pair<double, std::string>{1.0, ""};
+
+  std::vector<std::string> headers = {"Name",        "Self CPU %", "Self CPU",
+                                      "CPU total %", "CPU total",  "CPU time avg"};
+  if (has_device_time)
+    headers.insert(headers.end(), {"Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"});
+  headers.push_back("# of Calls");
+  std::vector<size_t> widths(headers.size(), 12);
+  widths[0] = name_width;
+  if (has_shapes) {
+    headers.push_back("Input Shapes");
+    widths.push_back(shapes_width);
+  }
+  if (with_flops) {
+    headers.push_back("Total " + flops_unit);
+    widths.push_back(12);
+  }
+
+  std::string out;
+  // Every cell is right-aligned and followed by two spaces, lines included.
+  auto add_line = [&](const std::vector<std::string>& cells) {
+    for (size_t c = 0; c < cells.size(); ++c) {
+      if (cells[c].size() < widths[c]) out.append(widths[c] - cells[c].size(), ' ');
+      out += cells[c];
+      out += "  ";
+    }
+    out += '\n';
+  };
+  std::string separator;
+  for (size_t w : widths) separator += std::string(w, '-') + "  ";
+  separator += '\n';
+
+  out += separator;
+  add_line(headers);
+  out += separator;
+  int shown = 0;
+  char buf[64];
+  for (const auto& r : rows) {
+    if (shown == opts.row_limit) break;
+    ++shown;
+    std::string name = r.key;
+    if (max_name > 0 && name.size() >= static_cast<size_t>(max_name - 3))
+      name = name.substr(0, max_name - 3) + "...";
+    std::vector<std::string> cells = {
+        name,
+        format_time_share(r.self_cpu_us, self_cpu_sum),
+        format_time_us(r.self_cpu_us),
+        // Python prints a bare 0 here for async events.
+        r.is_async ? "0" : format_time_share(r.cpu_total_us, self_cpu_sum),
+        format_time_us(r.cpu_total_us),
+        format_time_us(avg(r.cpu_total_us, r.calls)),
+    };
+    if (has_device_time)
+      cells.insert(cells.end(),
+                   {format_time_us(r.self_device_us), format_time_share(r.self_device_us, self_device_sum),
+                    format_time_us(r.device_total_us), format_time_us(avg(r.device_total_us, r.calls))});
+    cells.push_back(std::to_string(r.calls));
+    if (has_shapes) cells.push_back(r.input_shapes.substr(0, shapes_width));
+    if (with_flops) {
+      if (r.flops <= 0) {
+        cells.push_back("--");
+      } else {
+        std::snprintf(buf, sizeof buf, "%8.3f", static_cast<double>(r.flops) * scale);
+        cells.push_back(buf);
+      }
+    }
+    add_line(cells);
+  }
+  out += separator;
+  out += "Self CPU time total: " + format_time_us(self_cpu_sum) + "\n";
+  if (has_device_time) out += "Self CUDA time total: " + format_time_us(self_device_sum) + "\n";
+  return out;
+}
+
+std::string key_averages_table(const Trace& trace, const TableOptions& opts, const GroupOptions& group) {
+  TableOptions o = opts;
+  o.with_flops = o.with_flops || trace.with_flops;
+  return format_table(key_averages(trace, group), o);
+}
+
+}  // namespace wb

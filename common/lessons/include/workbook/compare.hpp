@@ -1,0 +1,93 @@
+// Compare a chapter run with the reference output recorded on a real machine:
+//
+//   expected_output/<platform>/<chapter>/{table.txt, trace.json[.gz], lessons.json}
+//
+// Times differ from run to run and machine to machine, so nothing here compares a time:
+//   * lessons: both sides judged by the same chapter spec; the report puts the learner's
+//     value and the reference value side by side, with whether each side's pattern holds;
+//   * table: times masked, only the rows' names and "# of Calls" are compared.
+// The platform comes from the run's trace (deviceProperties name -> "h200"; no GPU -> "cpu")
+// unless the caller overrides it.
+#pragma once
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "workbook/lessons.hpp"
+
+namespace wb {
+
+// Missing or unreadable inputs, with the path and what to do about it.
+struct CompareError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct TableLine {
+  std::string name;  // as printed (long names end in "...")
+  int64_t calls = 0;
+};
+// Reads the "Name" and "# of Calls" columns of a key_averages table (ours or Python's).
+// Throws CompareError naming `source` when the text is not such a table.
+std::vector<TableLine> parse_table_calls(std::string_view text, const std::string& source);
+
+struct TableDiffRow {
+  std::string name;
+  int64_t learner_calls = -1;  // -1: no such row on that side
+  int64_t reference_calls = -1;
+  bool same() const { return learner_calls == reference_calls; }
+};
+
+struct LessonDiffRow {
+  std::string fact, title, pattern;
+  std::string learner_value, reference_value;
+  Status learner = Status::NotApplicable, reference = Status::NotApplicable;
+  bool agree() const { return learner == reference; }
+};
+
+struct CompareOptions {
+  std::string chapter;   // "01_cold_64" (required)
+  std::string platform;  // "": from the run's trace
+  std::filesystem::path expected_root = "expected_output";
+  FactOptions facts;  // problem size when no lessons.json says it
+};
+
+struct CompareReport {
+  std::string chapter, platform, platform_reason;  // reason: "from the trace: NVIDIA H200"
+  std::filesystem::path run_dir, expected_dir;
+  std::vector<LessonDiffRow> lessons;
+  std::vector<TableDiffRow> table;
+  std::vector<std::string> notes;  // what could not be compared, and why
+  int lessons_agree() const;
+  int table_same() const;
+  bool ok() const;  // every lesson agrees and every table row matches
+};
+
+// "h200", "a100", ... from the trace's first device; "cpu" for a CPU-only trace.
+std::string detect_platform(const Trace& t);
+// DIR/trace.json or DIR/trace.json.gz; empty path if neither exists.
+std::filesystem::path find_trace_file(const std::filesystem::path& dir);
+
+// Checks, before a run does any work, that ROOT/PLATFORM/CHAPTER exists and that its files
+// (and those of its variant subfolders) parse. `platform_reason` says where the platform came
+// from ("your --platform", "this machine's GPU: NVIDIA H200"). Returns the folder; throws
+// CompareError saying what is missing or corrupt.
+std::filesystem::path check_reference(const std::string& chapter, const std::string& platform,
+                                      const std::string& platform_reason,
+                                      const std::filesystem::path& expected_root);
+
+// Throws CompareError for a missing/corrupt run or reference.
+CompareReport compare_run(const std::filesystem::path& run_dir, const CompareOptions& o);
+// Two lessons reports fact by fact (matched by id, in order): the verdicts side by side.
+std::vector<LessonDiffRow> compare_lessons(const LessonsReport& mine, const LessonsReport& reference);
+// A chapter's lessons across variants against ROOT/PLATFORM/CHAPTER/comparison.json (chapter
+// 05). A reference without comparison.json gives a note, not an error; throws CompareError for
+// a missing reference folder or a corrupt file.
+CompareReport compare_across(const LessonsReport& mine, const std::string& chapter,
+                             const std::string& platform, const std::string& platform_reason,
+                             const std::filesystem::path& expected_root);
+std::string render_compare(const CompareReport& r, Format f);
+
+}  // namespace wb

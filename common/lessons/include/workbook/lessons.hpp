@@ -1,0 +1,203 @@
+// Lesson facts: the things the workbook teaches you to read in a trace, measured from any
+// Kineto trace and checked against a stated pattern.
+//
+//   wb::Trace t = wb::read_trace("out/01_cold_64/trace.json");
+//   wb::TraceModel m(t);
+//   wb::Fact f = wb::fact_overhead_bound(m);          // measured + its default pattern
+//   std::cout << f.value << "  " << status_name(f.status) << "\n";
+//
+//   wb::LessonsReport r = wb::check_lessons(m, *wb::find_lesson_spec("01_cold_64"), {});
+//   std::cout << wb::render_lessons(r, wb::Format::Markdown);
+//
+// Every fact carries
+//   * what was measured: `value` (one line for people) and `data` (JSON numbers for machines),
+//   * a pattern: a stated condition on `data`, and whether it holds (Pass / Fail), or why it
+//     cannot be judged on this trace (NotApplicable: e.g. a GPU fact on a CPU-only trace),
+//   * evidence: the events, times and steps the value came from, so a reader can find them.
+// Each fact function applies its default pattern: the cheatsheet's symptom (e.g. "Self CUDA
+// total < 0.1 x Self CPU total: overhead-bound"). A chapter's spec restates the pattern it
+// expects (ch04 expects the opposite: compute-bound) and `apply_pattern` re-judges the fact.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "workbook/trace_model.hpp"
+
+namespace wb {
+
+enum class Status { Pass, Fail, NotApplicable };
+std::string_view status_name(Status s);  // "pass", "fail", "not_applicable"
+
+enum class Format { Text, Markdown, Json };
+
+// One machine-checkable condition on a fact's data:  data[key] <op> value.
+struct Condition {
+  enum class Op { Lt, Le, Gt, Ge, Eq, Ne, Contains, NotContains };
+  // Where a condition means something. A condition outside its scope is skipped; a pattern
+  // whose every condition is skipped is NotApplicable.
+  enum class Scope {
+    Any,     // every trace
+    Gpu,     // traces with device activity
+    Hopper,  // compute capability 9.x (H100/H200): nvjet kernels, cuLaunchKernelEx, tile shapes
+    Cpu,     // traces without device activity (a chapter's CPU edition)
+  };
+  std::string key;  // JSON pointer into Fact::data, e.g. "/cuda_cpu_ratio", "/gemm/grid"
+  Op op = Op::Eq;
+  nlohmann::json value;
+  Scope scope = Scope::Any;
+  // > 0: judged only when the run's problem size N is this (tile shapes, % of peak and the
+  // overhead ratio depend on it); other sizes skip the condition.
+  int64_t only_n = 0;
+  // Contains / NotContains: on a string, substring; on an array, any element (or any
+  // element's substring, for strings) matches.
+};
+
+struct Pattern {
+  std::string text;            // the stated expectation, e.g. "Self CUDA total < 0.1 x Self CPU total"
+  std::string why;             // why this tolerance (what the reference machines showed)
+  std::vector<Condition> all;  // all must hold
+};
+
+struct Fact {
+  std::string id;                                  // "overhead_bound"
+  std::string title;                               // "Overhead-bound vs compute-bound"
+  std::string value;                               // the measurement in one line
+  nlohmann::json data = nlohmann::json::object();  // the same, machine-readable
+  Status status = Status::NotApplicable;
+  Pattern pattern;                    // what `status` judges
+  std::string explanation;            // one line: what the value means, or why the fact is not applicable
+  std::string verdict;                // one line: which condition held or failed, with the numbers
+  std::vector<std::string> evidence;  // "aten::mm in ProfilerStep#2 @ 12.3 us: ..."
+  std::string detail;                 // optional multi-line text (a tree, a distribution table)
+  bool measured = false;              // false: the trace lacks what this fact needs (status stays N/A)
+  // Where the default rule was seen to hold, when that depends on the device ("": everywhere).
+  // `inspect` adds it to a "no", so that a rule which holds only elsewhere does not read as a
+  // finding. Not in lessons.json (chapter verdicts are judged per device already).
+  std::string devices;
+};
+
+// What the trace cannot say and the caller knows: the problem that ran.
+struct Problem {
+  int64_t n = 0;        // square matrices N x N; 0: unknown (throughput -> not applicable)
+  int64_t batch = 1;    // leading batch dimension (bmm)
+  int dtype_bytes = 2;  // 2: bf16/fp16, 4: fp32
+  // Rectangular products (chapters 06-07): x is m x k, the weight k x n (nn.Linear(k, n) on m
+  // rows; the GeGLU MLP: m tokens, k = dim, n = hidden). 0: the square N x N above.
+  int64_t m = 0, k = 0;
+};
+
+struct FactOptions {
+  // The record_function range a lesson looks into. inspect_trace with "" finds them itself:
+  // the top-level user annotations inside the steps (user_annotations below), judged each.
+  std::string annotation = "matmul_add";
+  Problem problem;
+  // Outlier rule for kernel durations: slower than this x the median of the same kernel.
+  double outlier_factor = 1.5;
+  // A second run to compare with (chapter 03: the 2-D workload next to the batched one); facts
+  // that compare two runs are not applicable without it.
+  const TraceModel* reference = nullptr;
+  std::string reference_label = "reference";
+  std::string reference_file;  // where the reference trace is saved, next to trace.json ("": none)
+};
+
+// ---- the facts (each applies its default pattern) -------------------------------------
+Fact fact_overhead_bound(const TraceModel& m, const FactOptions& o = {});         // 1
+Fact fact_step_widths(const TraceModel& m, const FactOptions& o = {});            // 2
+Fact fact_dead_window(const TraceModel& m, const FactOptions& o = {});            // 3
+Fact fact_dispatch_chain(const TraceModel& m, const FactOptions& o = {});         // 4
+Fact fact_launch_path(const TraceModel& m, const FactOptions& o = {});            // 5
+Fact fact_copies_next_to_launch(const TraceModel& m, const FactOptions& o = {});  // 5b
+Fact fact_kernel_footprint(const TraceModel& m, const FactOptions& o = {});       // 6
+Fact fact_launch_latency(const TraceModel& m, const FactOptions& o = {});         // 7
+Fact fact_end_sync(const TraceModel& m, const FactOptions& o = {});               // 8
+Fact fact_kernel_durations(const TraceModel& m, const FactOptions& o = {});       // 9
+Fact fact_profiler_artefacts(const TraceModel& m, const FactOptions& o = {});     // 10
+Fact fact_throughput(const TraceModel& m, const FactOptions& o = {});             // 11
+Fact fact_hot_ops(const TraceModel& m, const FactOptions& o = {});                // table: many calls
+Fact fact_compile_markers(const TraceModel& m, const FactOptions& o = {});        // torch.compile rows
+Fact fact_kernel_gaps(const TraceModel& m, const FactOptions& o = {});            // GPU idle inside steps
+Fact fact_cpu_shares(const TraceModel& m, const FactOptions& o = {});             // CPU: arithmetic share
+Fact fact_batch_chain(const TraceModel& m, const FactOptions& o = {});            // vs o.reference
+// Part 2 (chapters 06-07, facts_part2.cpp):
+Fact fact_view_ops(const TraceModel& m, const FactOptions& o = {});           // views launch nothing
+Fact fact_work_per_step(const TraceModel& m, const FactOptions& o = {});      // ops and kernels per step
+Fact fact_gemm_tiles(const TraceModel& m, const FactOptions& o = {});         // same FLOPs, other tiles
+Fact fact_pointwise_traffic(const TraceModel& m, const FactOptions& o = {});  // bytes of gelu/mul or fused
+
+using FactFn = Fact (*)(const TraceModel&, const FactOptions&);
+struct FactInfo {
+  std::string_view id;
+  FactFn fn;
+};
+const std::vector<FactInfo>& all_facts();  // in teaching order
+// Computes one fact by id; throws std::invalid_argument naming the known ids when unknown.
+Fact compute_fact(std::string_view id, const TraceModel& m, const FactOptions& o = {});
+
+// Re-judges a measured fact against another pattern (status, verdict, pattern). `problem`
+// decides the conditions marked only_n (n == 0: unknown, judge them all).
+Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& problem = {});
+
+// ---- chapter specs -------------------------------------------------------------------
+struct Expectation {
+  std::string fact;  // fact id
+  Pattern pattern;
+};
+
+struct LessonSpec {
+  std::string chapter;  // "01_cold_64", or "01_cold_64/cold" for an experiment or variant
+  std::string title;
+  Problem problem;  // what the chapter runs by default (callers override with real flags)
+  std::vector<Expectation> expect;
+  // A CPU-only run must pass at least this many lessons (GPU lessons are not applicable there).
+  // A GPU run must pass at least one. Either way a run with zero passes is not a pass.
+  int min_cpu_passes = 1;
+};
+
+const std::vector<LessonSpec>& lesson_specs();
+const LessonSpec* find_lesson_spec(std::string_view chapter);  // nullptr: unknown chapter
+
+struct LessonsReport {
+  std::string kind = "lessons";  // "lessons": a chapter's expectations; "inspect": cheatsheet
+  std::string chapter;
+  std::string title;
+  std::string source;  // the trace's file
+  std::string device;  // first device's name, or "CPU only"
+  FactOptions options;
+  std::vector<Fact> facts;
+  int passed = 0, failed = 0, not_applicable = 0;
+  int min_passes = 0;  // check_lessons: what the spec requires on this platform (>= 1)
+  // No lesson failed and enough passed: n/a is not a pass.
+  bool ok() const { return failed == 0 && passed >= min_passes; }
+};
+
+// Counts the facts' statuses into passed / failed / not_applicable: the one tally of verdicts
+// (chapters, inspect, compare and the exercise checker all count with it).
+void tally(LessonsReport& r);
+
+// Computes each expected fact once and judges it against the chapter's patterns. A lesson that
+// applies on this platform (some condition is in scope: GPU conditions on a GPU trace, ...) but
+// could not be measured fails: not applicable is only for lessons about another platform.
+LessonsReport check_lessons(const TraceModel& m, const LessonSpec& spec, const FactOptions& o);
+// `inspect`: every fact with its default (cheatsheet) pattern. With o.annotation == "", the
+// annotation facts (dead_window, dispatch_chain) are judged once per annotation found by
+// user_annotations(). A failed pattern with conditions that this trace's device cannot judge
+// (Hopper-only, GPU-only) says so in its verdict.
+LessonsReport inspect_trace(const TraceModel& m, const FactOptions& o);
+
+// The user's annotations: names of record_function ranges at the top level inside the
+// ProfilerSteps (their parent is a step; a trace without steps: top-level ranges), in order of
+// first appearance. Profiler steps and the profiler's own ranges are not annotations.
+std::vector<std::string> user_annotations(const TraceModel& m);
+
+std::string render_lessons(const LessonsReport& r, Format f);
+nlohmann::json to_json(const Fact& f);
+nlohmann::json to_json(const LessonsReport& r);
+// Reads back what to_json wrote (lessons.json). Throws std::runtime_error on a bad document.
+LessonsReport lessons_from_json(const nlohmann::json& j);
+
+}  // namespace wb

@@ -1,0 +1,386 @@
+#include "workbook/compare.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "workbook/peaks.hpp"
+#include "workbook/table_text.hpp"
+#include "workbook/trace_reader.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace wb {
+
+namespace {
+
+constexpr std::uintmax_t kMaxTextBytes = 64u << 20;  // tables and lessons.json are small
+
+std::string read_text(const fs::path& p) {
+  std::error_code ec;
+  const auto size = fs::file_size(p, ec);
+  if (ec) throw CompareError(fmt::format("{}: cannot read: {}", p.string(), ec.message()));
+  if (size > kMaxTextBytes)
+    throw CompareError(fmt::format("{}: {} bytes is too large for this file", p.string(), size));
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw CompareError(fmt::format("{}: cannot open", p.string()));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// One side of the comparison: its lessons (judged by the chapter spec) and table.
+struct Side {
+  std::optional<LessonsReport> lessons;
+  std::optional<std::vector<TableLine>> table;
+  std::optional<Trace> trace;
+};
+
+// Loads a folder the way a chapter writes it. `who` names the side in messages.
+Side load_side(const fs::path& dir, const std::string& chapter, const FactOptions& defaults,
+               const std::string& who) {
+  Side s;
+  if (!fs::is_directory(dir))
+    throw CompareError(fmt::format("{}: {} folder does not exist", dir.string(), who));
+  const fs::path trace_file = find_trace_file(dir);
+  const fs::path lessons_file = dir / "lessons.json";
+  const fs::path table_file = dir / "table.txt";
+  if (trace_file.empty() && !fs::exists(lessons_file) && !fs::exists(table_file))
+    throw CompareError(
+        fmt::format("{}: {} has no trace.json[.gz], lessons.json or table.txt", dir.string(), who));
+  std::optional<LessonsReport> recorded;
+  if (fs::exists(lessons_file)) {
+    try {
+      recorded = lessons_from_json(json::parse(read_text(lessons_file)));
+    } catch (const std::exception& e) {  // json::parse_error or a report missing fields
+      throw CompareError(
+          fmt::format("{}: {} lessons.json is corrupt: {}", lessons_file.string(), who, e.what()));
+    }
+  }
+  if (!trace_file.empty()) {
+    try {
+      s.trace = read_trace(trace_file);
+    } catch (const TraceError& e) {
+      throw CompareError(fmt::format("{} trace is unreadable: {}", who, e.what()));
+    }
+    // Judge both sides with today's spec, on the problem size the run recorded.
+    const LessonSpec* spec = find_lesson_spec(chapter);
+    if (spec) {
+      FactOptions o = recorded ? recorded->options : defaults;
+      if (defaults.problem.n > 0 && !recorded) o.problem = defaults.problem;
+      const TraceModel m(*s.trace);
+      // A run compared with a second one (chapter 03) keeps that trace next to its own.
+      std::optional<Trace> ref_trace;
+      std::optional<TraceModel> ref_model;
+      // The recorder gzips big traces: look for the .gz too.
+      fs::path ref_file = o.reference_file.empty() ? fs::path() : dir / o.reference_file;
+      if (!ref_file.empty() && !fs::exists(ref_file) && fs::exists(ref_file.string() + ".gz"))
+        ref_file += ".gz";
+      if (!ref_file.empty() && !fs::exists(ref_file))
+        throw CompareError(fmt::format("{}: {} names the reference trace {}, which is missing", dir.string(),
+                                       who, o.reference_file));
+      if (!ref_file.empty()) {
+        try {
+          ref_trace = read_trace(ref_file);
+        } catch (const TraceError& e) {
+          throw CompareError(fmt::format("{} reference trace is unreadable: {}", who, e.what()));
+        }
+        ref_model.emplace(*ref_trace);
+        o.reference = &*ref_model;
+      }
+      s.lessons = check_lessons(m, *spec, o);
+    }
+  }
+  if (!s.lessons && recorded) s.lessons = std::move(recorded);
+  if (fs::exists(table_file)) s.table = parse_table_calls(read_text(table_file), table_file.string());
+  return s;
+}
+
+std::string_view mark(Status s) {
+  switch (s) {
+    case Status::Pass: return "PASS";
+    case Status::Fail: return "FAIL";
+    case Status::NotApplicable: return "n/a";
+  }
+  return "n/a";
+}
+
+std::string join_names(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string calls_text(int64_t c) { return c < 0 ? "-" : std::to_string(c); }
+
+std::string row_state(const TableDiffRow& t) {
+  if (t.learner_calls < 0) return "only in reference";
+  if (t.reference_calls < 0) return "only in yours";
+  return t.same() ? "ok" : "calls differ";
+}
+
+}  // namespace
+
+std::vector<TableLine> parse_table_calls(std::string_view text, const std::string& source) {
+  TableText t;
+  try {
+    t = parse_table_text(text);
+  } catch (const TableTextError& e) {
+    throw CompareError(fmt::format("{}: {}", source, e.what()));
+  }
+  const size_t calls_col = t.column("# of Calls");
+  if (t.header.empty() || t.header.front() != "Name" || calls_col == t.header.size())
+    throw CompareError(fmt::format("{}: table header lacks 'Name' or '# of Calls'", source));
+  std::vector<TableLine> rows;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    TableLine row{t.rows[r].front(), 0};
+    const std::string& calls = t.rows[r][calls_col];
+    const auto res = std::from_chars(calls.data(), calls.data() + calls.size(), row.calls);
+    if (calls.empty() || res.ec != std::errc() || res.ptr != calls.data() + calls.size())
+      throw CompareError(
+          fmt::format("{}: line {}: '# of Calls' is '{}', not a number", source, t.row_lines[r], calls));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+int CompareReport::lessons_agree() const {
+  return static_cast<int>(
+      std::count_if(lessons.begin(), lessons.end(), [](const LessonDiffRow& l) { return l.agree(); }));
+}
+int CompareReport::table_same() const {
+  return static_cast<int>(
+      std::count_if(table.begin(), table.end(), [](const TableDiffRow& t) { return t.same(); }));
+}
+bool CompareReport::ok() const {
+  return lessons_agree() == static_cast<int>(lessons.size()) &&
+         table_same() == static_cast<int>(table.size());
+}
+
+std::string detect_platform(const Trace& t) {
+  // Kineto lists the machine's GPUs in deviceProperties even when the run stayed on the CPU
+  // (--device cpu on a GPU machine): what ran decides, not what was installed.
+  if (!t.has_device_activity()) return "cpu";
+  return t.devices.empty() ? "unknown-gpu" : platform_key(t.devices.front().name);
+}
+
+fs::path find_trace_file(const fs::path& dir) {
+  for (const char* name : {"trace.json", "trace.json.gz"})
+    if (fs::is_regular_file(dir / name)) return dir / name;
+  return {};
+}
+
+namespace {
+// ROOT/PLATFORM/CHAPTER, or a CompareError that lists the platforms that were recorded.
+fs::path reference_dir(const fs::path& root, const std::string& platform, const std::string& platform_reason,
+                       const std::string& chapter) {
+  const fs::path dir = root / platform / chapter;
+  if (fs::is_directory(dir)) return dir;
+  std::vector<std::string> have;
+  std::error_code ec;
+  for (const auto& d : fs::directory_iterator(root, ec))
+    if (d.is_directory()) have.push_back(d.path().filename().string());
+  std::sort(have.begin(), have.end());
+  throw CompareError(fmt::format(
+      "no reference output for platform '{}' ({}) and chapter '{}': {} does not exist "
+      "(platforms recorded: {})",
+      platform, platform_reason, chapter, dir.string(), have.empty() ? "none" : join_names(have)));
+}
+
+bool has_run_files(const fs::path& dir) {
+  return !find_trace_file(dir).empty() || fs::exists(dir / "lessons.json") || fs::exists(dir / "table.txt");
+}
+}  // namespace
+
+fs::path check_reference(const std::string& chapter, const std::string& platform,
+                         const std::string& platform_reason, const fs::path& expected_root) {
+  const fs::path dir = reference_dir(expected_root, platform, platform_reason, chapter);
+  // The chapter's own files, and those of its variants (chapter 05: one subfolder each).
+  std::vector<fs::path> sides;
+  if (has_run_files(dir)) sides.push_back(dir);
+  std::error_code ec;
+  for (const auto& d : fs::directory_iterator(dir, ec))
+    if (d.is_directory() && has_run_files(d.path())) sides.push_back(d.path());
+  if (sides.empty())
+    throw CompareError(
+        fmt::format("{}: the reference has no trace.json[.gz], lessons.json or "
+                    "table.txt (nor a variant folder with them)",
+                    dir.string()));
+  for (const fs::path& side : sides) {
+    const std::string key = side == dir ? chapter : chapter + "/" + side.filename().string();
+    load_side(side, key, FactOptions{}, "the reference");
+  }
+  return dir;
+}
+
+std::vector<LessonDiffRow> compare_lessons(const LessonsReport& mine, const LessonsReport& ref) {
+  // Matched by position within each fact id (a spec may judge a fact twice).
+  std::vector<LessonDiffRow> rows;
+  std::vector<bool> used(ref.facts.size(), false);
+  for (const auto& f : mine.facts) {
+    LessonDiffRow row{
+        f.id, f.title, f.pattern.text, f.value, "(not in reference)", f.status, Status::NotApplicable};
+    for (size_t i = 0; i < ref.facts.size(); ++i) {
+      const Fact& g = ref.facts[i];
+      if (used[i] || g.id != f.id) continue;
+      used[i] = true;
+      row.reference_value = g.value;
+      row.reference = g.status;
+      break;
+    }
+    rows.push_back(std::move(row));
+  }
+  for (size_t i = 0; i < ref.facts.size(); ++i)
+    if (!used[i]) {
+      const Fact& g = ref.facts[i];
+      rows.push_back(
+          {g.id, g.title, g.pattern.text, "(not in your run)", g.value, Status::NotApplicable, g.status});
+    }
+  return rows;
+}
+
+CompareReport compare_across(const LessonsReport& mine, const std::string& chapter,
+                             const std::string& platform, const std::string& platform_reason,
+                             const fs::path& expected_root) {
+  CompareReport r;
+  r.chapter = chapter + " (across variants)";
+  r.platform = platform;
+  r.platform_reason = platform_reason;
+  r.expected_dir = reference_dir(expected_root, platform, platform_reason, chapter);
+  const fs::path file = r.expected_dir / "comparison.json";
+  if (!fs::exists(file)) {
+    r.notes.push_back(file.string() + " does not exist: no lessons across variants to compare with");
+    return r;
+  }
+  LessonsReport ref;
+  try {
+    ref = lessons_from_json(json::parse(read_text(file)));
+  } catch (const std::exception& e) {
+    throw CompareError(
+        fmt::format("{}: the reference comparison.json is corrupt: {}", file.string(), e.what()));
+  }
+  r.lessons = compare_lessons(mine, ref);
+  r.notes.push_back("lessons across variants only: each variant's table is compared in its own folder");
+  return r;
+}
+
+CompareReport compare_run(const fs::path& run_dir, const CompareOptions& o) {
+  if (o.chapter.empty()) throw CompareError("compare: no chapter given");
+  CompareReport r;
+  r.chapter = o.chapter;
+  r.run_dir = run_dir;
+  Side mine = load_side(run_dir, o.chapter, o.facts, "your run's");
+
+  if (!o.platform.empty()) {
+    r.platform = o.platform;
+    r.platform_reason = "chosen by you";
+  } else if (mine.trace) {
+    r.platform = detect_platform(*mine.trace);
+    r.platform_reason = r.platform == "cpu"           ? "from the trace: no GPU activity"
+                        : mine.trace->devices.empty() ? "from the trace: GPU without deviceProperties"
+                                                      : "from the trace: " + mine.trace->devices.front().name;
+  } else {
+    throw CompareError(
+        fmt::format("{}: no trace.json to tell the platform from; name one "
+                    "(e.g. h200, cpu)",
+                    run_dir.string()));
+  }
+  r.expected_dir = reference_dir(o.expected_root, r.platform, r.platform_reason, o.chapter);
+  Side ref = load_side(r.expected_dir, o.chapter, o.facts, "the reference");
+
+  if (mine.lessons && ref.lessons) {
+    r.lessons = compare_lessons(*mine.lessons, *ref.lessons);
+  } else {
+    r.notes.push_back(mine.lessons ? "the reference has no lessons (no trace, no lessons.json)"
+                                   : "your run has no lessons (no trace, no lessons.json, or an "
+                                     "unknown chapter)");
+  }
+
+  // Table: names and call counts; rows with the same name pair up in order.
+  if (mine.table && ref.table) {
+    std::vector<bool> used(mine.table->size(), false);
+    for (const auto& want : *ref.table) {
+      TableDiffRow row{want.name, -1, want.calls};
+      for (size_t i = 0; i < mine.table->size(); ++i)
+        if (!used[i] && (*mine.table)[i].name == want.name) {
+          used[i] = true;
+          row.learner_calls = (*mine.table)[i].calls;
+          break;
+        }
+      r.table.push_back(row);
+    }
+    for (size_t i = 0; i < mine.table->size(); ++i)
+      if (!used[i]) r.table.push_back({(*mine.table)[i].name, (*mine.table)[i].calls, -1});
+  } else {
+    r.notes.push_back(mine.table ? "the reference has no table.txt" : "your run has no table.txt");
+  }
+  return r;
+}
+
+std::string render_compare(const CompareReport& r, Format f) {
+  if (f == Format::Json) {
+    json lessons = json::array(), table = json::array();
+    for (const auto& l : r.lessons)
+      lessons.push_back({{"fact", l.fact},
+                         {"title", l.title},
+                         {"pattern", l.pattern},
+                         {"yours", {{"value", l.learner_value}, {"status", status_name(l.learner)}}},
+                         {"reference", {{"value", l.reference_value}, {"status", status_name(l.reference)}}},
+                         {"agree", l.agree()}});
+    for (const auto& t : r.table)
+      table.push_back({{"name", t.name},
+                       {"yours", t.learner_calls},
+                       {"reference", t.reference_calls},
+                       {"state", row_state(t)}});
+    return json{{"chapter", r.chapter},
+                {"platform", r.platform},
+                {"platform_reason", r.platform_reason},
+                {"run_dir", r.run_dir.string()},
+                {"expected_dir", r.expected_dir.string()},
+                {"lessons", lessons},
+                {"table", table},
+                {"notes", r.notes},
+                {"ok", r.ok()}}
+               .dump(2) +
+           "\n";
+  }
+  const bool md = f == Format::Markdown;
+  std::string out;
+  const std::string head = fmt::format("Compare {} with {} (platform {}, {})", r.run_dir.string(),
+                                       r.expected_dir.string(), r.platform, r.platform_reason);
+  out += md ? "# " + head +
+                  "\n\n## Lessons\n\n| Lesson | Yours | Reference | Same verdict |\n|---|---|---|---|\n"
+            : head + "\n\nLessons (yours vs reference; each judged by the chapter's pattern):\n";
+  for (const auto& l : r.lessons) {
+    if (md) {
+      out += fmt::format("| {} | {} {} | {} {} | {} |\n", l.title, mark(l.learner), l.learner_value,
+                         mark(l.reference), l.reference_value, l.agree() ? "yes" : "**no**");
+    } else {
+      out += fmt::format(
+          "  [{}] {}\n      expected:  {}\n      yours:     {:<4}  {}\n"
+          "      reference: {:<4}  {}\n",
+          l.agree() ? "same" : "DIFF", l.title, l.pattern, mark(l.learner), l.learner_value,
+          mark(l.reference), l.reference_value);
+    }
+  }
+  out += md ? "\n## Table (times masked)\n\n| Name | Yours | Reference | |\n|---|---:|---:|---|\n"
+            : "\nTable (times masked: names and # of Calls):\n";
+  if (!md) out += fmt::format("  {:<56} {:>6} {:>10}\n", "Name", "yours", "reference");
+  for (const auto& t : r.table)
+    out += md ? fmt::format("| `{}` | {} | {} | {} |\n", t.name, calls_text(t.learner_calls),
+                            calls_text(t.reference_calls), row_state(t))
+              : fmt::format("  {:<56} {:>6} {:>10}  {}\n", t.name, calls_text(t.learner_calls),
+                            calls_text(t.reference_calls), row_state(t));
+  for (const auto& n : r.notes) out += (md ? "\n> " : "\nnote: ") + n + "\n";
+  out += fmt::format("\n{}lessons: {}/{} with the same verdict; table: {}/{} rows match\n",
+                     md ? "**Summary:** " : "Summary: ", r.lessons_agree(), r.lessons.size(), r.table_same(),
+                     r.table.size());
+  return out;
+}
+
+}  // namespace wb

@@ -1,0 +1,269 @@
+// Lesson facts that chapters 02-04 used to compute in their own headers: the GPU's idle time
+// between the kernels of each step (02), where a CPU step's time goes (04, CPU edition), and
+// what a batch axis adds to the dispatch chain compared with the 2-D run (03).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "lessons_detail.hpp"
+#include "workbook/rules.hpp"
+
+namespace wb {
+
+using nlohmann::json;
+using namespace lessons_detail;
+
+namespace {
+// Profiler bookkeeping Kineto draws on the device rows (category "overhead").
+bool is_profiler_overhead(const Event& e) {
+  return e.category == "overhead" || e.name == "Activity Buffer Request";
+}
+std::string short_kernel_name(const std::string& name) {
+  std::string s = name.rfind("void ", 0) == 0 ? name.substr(5) : name;
+  const auto cut = s.find_first_of("<(");
+  if (cut != std::string::npos && cut > 0) s = s.substr(0, cut);
+  return short_name(s);
+}
+}  // namespace
+
+// ---- GPU idle between the kernels of each step ------------------------------------------
+std::string measure_kernel_gaps(const View& v, const FactOptions&, Fact& f) {
+  const TraceModel& m = v.m;
+  constexpr double kFactor = 2.0, kFloorUs = 2.0;
+  std::vector<const Event*> overhead;
+  int requests = 0;
+  double request_us = 0;
+  for (const auto& e : m.trace().events) {
+    if (e.name == "Activity Buffer Request") {
+      requests++;
+      request_us += us(e.dur_ns);
+    }
+    if (is_profiler_overhead(e)) overhead.push_back(&e);
+  }
+  // Device work grouped by the step that launched it (v.device is in start order).
+  std::map<int, std::vector<EventIdx>> by_step;
+  for (EventIdx d : v.device)
+    if (int s = v.step_number(d); s >= 0) by_step[s].push_back(d);
+  json steps = json::array();
+  std::vector<double> gaps;
+  std::string table;
+  for (const auto& [step, work] : by_step) {
+    if (work.size() < 2) continue;
+    double largest = 0;
+    std::string before, after;
+    bool profiler_inside = false;
+    int64_t busy_until = m.at(work.front()).end_ns();
+    for (size_t k = 1; k < work.size(); ++k) {
+      const Event& next = m.at(work[k]);
+      const double gap = us(next.start_ns - busy_until);
+      if (gap > largest) {
+        largest = gap;
+        before = m.at(work[k - 1]).name;
+        after = next.name;
+        profiler_inside = false;
+        for (const Event* o : overhead)
+          if (o->start_ns < next.start_ns && o->end_ns() > busy_until) profiler_inside = true;
+      }
+      busy_until = std::max(busy_until, next.end_ns());
+    }
+    gaps.push_back(largest);
+    steps.push_back({{"step", step},
+                     {"device_events", work.size()},
+                     {"largest_gap_us", r3(largest)},
+                     {"before", before},
+                     {"after", after},
+                     {"profiler_event_inside", profiler_inside}});
+  }
+  if (gaps.empty()) return "no step launched two or more device events";
+  const double med = median(gaps);
+  json unusual = json::array();
+  for (auto& s : steps) {
+    const double g = s["largest_gap_us"].get<double>();
+    const bool odd = g > kFactor * med && g > med + kFloorUs;
+    s["unusual"] = odd;
+    if (odd) unusual.push_back(s["step"]);
+    table +=
+        fmt::format("  ProfilerStep#{:<3} {:>10}  {} -> {}{}{}\n", s["step"].get<int>(), us_str(g),
+                    short_kernel_name(s["before"]), short_kernel_name(s["after"]), odd ? "   <- unusual" : "",
+                    s["profiler_event_inside"].get<bool>() ? " (a profiler event overlaps it)" : "");
+  }
+  f.detail = "GPU idle between the kernels of each step (largest gap per step):\n" + table;
+  f.data["steps"] = steps;
+  f.data["median_gap_us"] = r3(med);
+  f.data["unusual_steps"] = unusual.size();
+  f.data["unusual_step_numbers"] = unusual;
+  f.data["first_step_unusual"] = !steps.empty() && steps.front()["unusual"].get<bool>();
+  const double first = gaps.front();
+  const double max_rest = gaps.size() > 1 ? *std::max_element(gaps.begin() + 1, gaps.end()) : 0;
+  f.data["first_gap_us"] = r3(first);
+  f.data["widest_is_first"] = first >= max_rest;
+  f.data["first_over_max_rest"] = max_rest > 0 ? json(r3(first / max_rest)) : json(nullptr);
+  f.data["activity_buffer_requests"] = requests;
+  f.data["activity_buffer_request_us"] = r3(request_us);
+  f.data["rule"] =
+      fmt::format("unusual: > {}x the median step's largest gap and > {} us above it", kFactor, kFloorUs);
+  f.value = fmt::format("median largest gap per step {}; {} unusual step{}{}", us_str(med), unusual.size(),
+                        unusual.size() == 1 ? "" : "s", unusual.empty() ? "" : " (" + unusual.dump() + ")");
+  f.explanation = unusual.empty() ? "the GPU idles about as long in every step"
+                                  : "one step's kernels wait longer for each other: look for a profiler "
+                                    "event (Activity Buffer Request) or one-time work in that step";
+  return kMeasured;
+}
+
+// ---- CPU edition: where a step's time goes --------------------------------------------------
+std::string measure_cpu_shares(const View& v, const FactOptions& o, Fact& f) {
+  const TraceModel& m = v.m;
+  std::vector<double> gemm, add, rest, gemm_us;
+  for (EventIdx a : v.annotations(o.annotation)) {
+    const Event& ann = m.at(a);
+    if (ann.dur_ns <= 0) continue;
+    double t_gemm = 0, t_add = 0;
+    std::vector<EventIdx> todo(m.children(a).begin(), m.children(a).end());
+    while (!todo.empty()) {
+      const EventIdx i = todo.back();
+      todo.pop_back();
+      const Event& e = m.at(i);
+      if (is_gemm_op(e.name) || e.name == "aten::add") {  // their children are inside them
+        (is_gemm_op(e.name) ? t_gemm : t_add) += static_cast<double>(e.dur_ns);
+        continue;
+      }
+      for (EventIdx c : m.children(i)) todo.push_back(c);
+    }
+    const double step = static_cast<double>(ann.dur_ns);
+    gemm.push_back(t_gemm / step);
+    add.push_back(t_add / step);
+    rest.push_back(std::max(0.0, 1 - (t_gemm + t_add) / step));
+    gemm_us.push_back(t_gemm / 1000.0);
+  }
+  if (gemm.empty()) return fmt::format("no '{}' annotation in this trace", o.annotation);
+  f.data["annotation"] = o.annotation;
+  f.data["steps"] = gemm.size();
+  f.data["gemm_share"] = r3(median(gemm));
+  f.data["add_share"] = r3(median(add));
+  f.data["overhead_share"] = r3(median(rest));
+  f.data["gemm_median_us"] = r3(median(gemm_us));
+  const Problem& p = o.problem;
+  std::string rate;
+  if (p.n > 0 && median(gemm_us) > 0) {
+    const double gflop = 2.0 * p.batch * p.n * p.n * p.n / 1e9;
+    f.data["gemm_gflop"] = r3(gflop);
+    f.data["gemm_gflops"] = r3(gflop / (median(gemm_us) * 1e-6));
+    rate = fmt::format("; GEMM op: 2*{}^3 = {:.3g} GFLOP in median {} = {:.3g} GFLOP/s", p.n, gflop,
+                       us_str(median(gemm_us)), gflop / (median(gemm_us) * 1e-6));
+  }
+  f.value = fmt::format(
+      "overhead {:.2f}%, GEMM op {:.1f}%, aten::add {:.1f}% of '{}' (medians over {} "
+      "steps){}",
+      100 * median(rest), 100 * median(gemm), 100 * median(add), o.annotation, gemm.size(), rate);
+  f.explanation = median(rest) < 0.02 ? "the arithmetic is the step: the run is compute-bound"
+                                      : "a visible share of the step is dispatch and allocation: "
+                                        "the work is small for the per-call overhead";
+  return kMeasured;
+}
+
+// ---- a batch axis in the dispatch chain: this run vs the 2-D reference ----------------------
+namespace {
+struct Chain {
+  int steps = 0;
+  std::string gemm_op;  // the GEMM op aten::matmul calls
+  double ops = 0;       // aten ops under the annotation, per step
+  double shape_us = 0;  // median time aten::matmul spends outside its GEMM op
+  double gemm_kernels = 0;
+  std::array<int, 3> grid{0, 0, 0};
+  long long blocks() const { return 1LL * grid[0] * grid[1] * grid[2]; }
+};
+Chain chain_of(const View& v, const std::string& annotation) {
+  const TraceModel& m = v.m;
+  Chain c;
+  std::vector<double> shape;
+  int ops = 0, kernels = 0;
+  for (EventIdx a : v.annotations(annotation)) {
+    c.steps++;
+    std::vector<EventIdx> todo(m.children(a).begin(), m.children(a).end());
+    while (!todo.empty()) {
+      const EventIdx i = todo.back();
+      todo.pop_back();
+      const Event& e = m.at(i);
+      for (EventIdx ch : m.children(i)) todo.push_back(ch);
+      if (e.kind == Kind::CpuOp) ops++;
+      if (e.name != "aten::matmul") continue;
+      double inner = 0;
+      for (EventIdx g : m.children(i)) {
+        if (!is_gemm_op(m.at(g).name)) continue;
+        inner += us(m.at(g).dur_ns);
+        c.gemm_op = m.at(g).name;
+        std::vector<EventIdx> calls(m.children(g).begin(), m.children(g).end());
+        while (!calls.empty()) {
+          const EventIdx r = calls.back();
+          calls.pop_back();
+          for (EventIdx cc : m.children(r)) calls.push_back(cc);
+          for (EventIdx d : m.launched(r)) {
+            if (classify(m.at(d)) != KernelClass::Gemm) continue;
+            kernels++;
+            if (c.grid[0] == 0 && m.at(d).kernel) c.grid = m.at(d).kernel->grid;
+          }
+        }
+      }
+      shape.push_back(us(e.dur_ns) - inner);
+    }
+  }
+  if (c.steps == 0) return c;
+  c.ops = static_cast<double>(ops) / c.steps;
+  c.shape_us = median(shape);
+  c.gemm_kernels = static_cast<double>(kernels) / c.steps;
+  return c;
+}
+json chain_json(const Chain& c) {
+  return {{"gemm_op", c.gemm_op},
+          {"ops_per_step", r3(c.ops)},
+          {"outside_gemm_us", r3(c.shape_us)},
+          {"gemm_kernels_per_step", r3(c.gemm_kernels)},
+          {"gemm_grid", c.grid},
+          {"gemm_blocks", c.blocks()},
+          {"steps", c.steps}};
+}
+}  // namespace
+
+std::string measure_batch_chain(const View& v, const FactOptions& o, Fact& f) {
+  if (!o.reference) return "needs the 2-D run to compare with (FactOptions::reference)";
+  const View ref(*o.reference);
+  const Chain b = chain_of(v, o.annotation), flat = chain_of(ref, o.annotation);
+  if (b.steps == 0 || flat.steps == 0)
+    return fmt::format("no '{}' annotation in {}", o.annotation,
+                       b.steps == 0 ? "this run" : o.reference_label);
+  f.data["batch"] = o.problem.batch;
+  f.data["batched"] = chain_json(b);
+  f.data["flat"] = chain_json(flat);
+  f.data["ops_ratio"] = flat.ops > 0 ? json(r3(b.ops / flat.ops)) : json(nullptr);
+  f.data["outside_gemm_extra_us"] = r3(b.shape_us - flat.shape_us);
+  if (b.blocks() > 0 && flat.blocks() > 0)
+    f.data["blocks_ratio"] = r3(static_cast<double>(b.blocks()) / static_cast<double>(flat.blocks()));
+  f.detail = fmt::format("{:<34} {:>14} {:>14}\n", "per step", o.reference_label, "batched");
+  auto row = [&](const std::string& what, const std::string& a, const std::string& c) {
+    f.detail += fmt::format("{:<34} {:>14} {:>14}\n", what, a, c);
+  };
+  row("aten::matmul calls", flat.gemm_op.empty() ? "-" : flat.gemm_op, b.gemm_op.empty() ? "-" : b.gemm_op);
+  row("aten ops under the annotation", fmt::format("{:.3g}", flat.ops), fmt::format("{:.3g}", b.ops));
+  row("aten::matmul outside its GEMM op", us_str(flat.shape_us), us_str(b.shape_us));
+  if (b.blocks() > 0 || flat.blocks() > 0) {
+    row("GEMM kernels launched", fmt::format("{:.3g}", flat.gemm_kernels),
+        fmt::format("{:.3g}", b.gemm_kernels));
+    row("GEMM grid", dims(flat.grid), dims(b.grid));
+  }
+  f.value =
+      fmt::format("{}: {} with {:.3g} ops per step; {}: {} with {:.3g} ({:.2g}x)", o.reference_label,
+                  flat.gemm_op.empty() ? "no GEMM op" : flat.gemm_op, flat.ops, "batched",
+                  b.gemm_op.empty() ? "no GEMM op" : b.gemm_op, b.ops, flat.ops > 0 ? b.ops / flat.ops : 0);
+  add_evidence(f, fmt::format("matmul spends {} outside its GEMM op batched vs {} in the 2-D run",
+                              us_str(b.shape_us), us_str(flat.shape_us)));
+  if (b.blocks() > 0 && flat.blocks() > 0)
+    add_evidence(f, fmt::format("GEMM grid {} = {} blocks vs {} = {} blocks, {:.3g} launch(es) per step",
+                                dims(b.grid), b.blocks(), dims(flat.grid), flat.blocks(), b.gemm_kernels));
+  f.explanation =
+      "a batch axis makes matmul reshape/expand its operands and call bmm: more CPU ops "
+      "per step, one launch for all the matrices";
+  return kMeasured;
+}
+
+}  // namespace wb

@@ -1,0 +1,155 @@
+// Private helpers of the lesson facts: time arithmetic, the "active window" view of a trace,
+// kernel classification and call-tree rendering. Not part of the public API.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "workbook/lessons.hpp"
+#include "workbook/rules.hpp"
+#include "workbook/stats.hpp"
+#include "workbook/trace_model.hpp"
+
+namespace wb::lessons_detail {
+
+inline double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+double r3(double x);            // rounded to 3 decimals, for tidy JSON
+std::string us_str(double us);  // "12.3 us", "1.78 ms"
+using wb::median;               // workbook/stats.hpp: one definition
+inline double average(const std::vector<double>& v) { return wb::mean(v); }
+
+struct Interval {
+  int64_t start = 0, end = 0;
+};
+
+// Length of the union of the events' intervals, clipped to `clip`.
+int64_t union_ns(const TraceModel& m, const std::vector<EventIdx>& events, Interval clip);
+
+using KClass = KernelClass;  // workbook/rules.hpp: the one classification
+using wb::classify;
+
+// What the lessons look at: the ProfilerStep windows and the device work launched in them.
+class View {
+ public:
+  explicit View(const TraceModel& m);
+
+  const TraceModel& m;
+  bool gpu = false;                  // the trace has kernels, memcpys or memsets
+  std::vector<EventIdx> device;      // device work launched inside the steps, by start
+  std::vector<EventIdx> all_device;  // all device work, by start
+
+  // First step start .. the later of the last step's end and the last device event's end.
+  Interval active_window() const;
+  // CPU-side user annotations with this name, by start.
+  std::vector<EventIdx> annotations(std::string_view name) const;
+  // N of the ProfilerStep#N an event belongs to (device work: through its launch); -1: none.
+  int step_number(EventIdx i) const;
+  std::string step_label(EventIdx i) const;  // "ProfilerStep#2" or "outside the steps"
+  // A time since the trace's first event, as Perfetto and `timeline` show it: "at 812.3 us".
+  std::string at(int64_t t_ns) const;
+  std::string device_name() const;  // first device in deviceProperties, "" if none
+  // classify(), computed once per device event (other events: Other).
+  KClass kclass(EventIdx i) const { return i < kclass_.size() ? kclass_[i] : KClass::Other; }
+
+ private:
+  int64_t origin_ = 0;
+  std::vector<KClass> kclass_;
+};
+
+// ---- how a fact is written: a measurement (a function) and a head (a row of its file's table).
+// The measurement fills `f` (data, value, explanation, evidence, detail) and returns kMeasured,
+// or why this trace cannot tell: the fact is then not applicable, keeping what was filled.
+constexpr const char* kMeasured = "";
+using Measure = std::string (*)(const View& v, const FactOptions& o, Fact& f);
+
+// One lesson fact. fn() is the one skeleton every fact shares: start (id, title, the default
+// pattern), the CPU-only check, the measurement, then finish (judge it against the default
+// pattern) or not_measurable.
+struct ViewFact {
+  std::string_view id;
+  std::string title;
+  Pattern pattern;       // the default; its text may name {annotation}, {outlier_factor} ({{: a brace)
+  std::string cpu_only;  // non-empty: a CPU-only trace has nothing to measure, for this reason
+  Measure measure;
+  FactFn on_model;  // the public fact_*(TraceModel), for all_facts()
+  Fact fn(const View& v, const FactOptions& o) const;
+};
+const std::vector<ViewFact>& view_facts();  // lessons.cpp: in teaching order, like all_facts()
+// Throws std::invalid_argument naming the known ids when `id` is unknown.
+Fact compute_fact(std::string_view id, const View& v, const FactOptions& o);
+
+using wb::class_name;
+using wb::is_dtod;
+std::string short_name(std::string_view name);  // long template names cut to fit a line
+
+// Runtime calls named cudaOccupancy* that started before `launch` within the same CPU op.
+int occupancy_queries_before(const TraceModel& m, EventIdx launch);
+
+// Every root-to-leaf path under `root` ("a > b > c"), device work under its launch call.
+struct LeafPath {
+  std::string text;
+  bool on_device = false;  // the leaf ran on the GPU
+  EventIdx leaf = 0;
+};
+std::vector<LeafPath> leaf_paths(const TraceModel& m, EventIdx root);
+// The first path that reaches a kernel (in start order), else other device work, else (CPU
+// only) the path through the longest child at each level.
+std::string main_path(const TraceModel& m, EventIdx root);
+// An indented tree with durations, device work under its launch call.
+std::string render_tree(const TraceModel& m, EventIdx root);
+
+nlohmann::json footprint_json(const Event& kernel);
+std::string dims(const std::array<int, 3>& d);  // "[4,2,1]"
+
+bool is_one_time_event(std::string_view name);           // module loading, attribute setup, ...
+std::string_view compile_marker(std::string_view name);  // "" if not a torch.compile row
+
+template <class C>
+std::string join(const C& items, std::string_view sep, std::string_view if_empty) {
+  std::string out;
+  for (const auto& s : items) {
+    if (!out.empty()) out += sep;
+    out += s;
+  }
+  return out.empty() ? std::string(if_empty) : out;
+}
+
+template <class M>
+std::vector<std::string> keys(const M& map) {
+  std::vector<std::string> k;
+  for (const auto& kv : map) k.push_back(kv.first);
+  return k;
+}
+
+// The steps of ViewFact::fn: start (what a fact is, its default pattern), finish (judge it
+// against that pattern) or not_measurable (why not); a measurement adds its evidence.
+Fact not_measurable(Fact f, std::string reason);
+Fact start(std::string id, std::string title, Pattern default_pattern);
+Fact finish(Fact f, const Trace& t);
+void add_evidence(Fact& f, std::string line);
+constexpr auto Any = Condition::Scope::Any;
+constexpr auto Gpu = Condition::Scope::Gpu;
+constexpr auto Hopper = Condition::Scope::Hopper;
+using Op = Condition::Op;
+
+}  // namespace wb::lessons_detail
+
+namespace wb {
+// The measurements written outside lessons.cpp, for its view_facts(): chapters 02-04's
+// (facts_chapters.cpp) and Part 2's (facts_part2.cpp).
+std::string measure_kernel_gaps(const lessons_detail::View& v, const FactOptions& o, Fact& f);
+std::string measure_cpu_shares(const lessons_detail::View& v, const FactOptions& o, Fact& f);
+std::string measure_batch_chain(const lessons_detail::View& v, const FactOptions& o, Fact& f);
+std::string measure_view_ops(const lessons_detail::View& v, const FactOptions& o, Fact& f);
+std::string measure_work_per_step(const lessons_detail::View& v, const FactOptions& o, Fact& f);
+std::string measure_gemm_tiles(const lessons_detail::View& v, const FactOptions& o, Fact& f);
+std::string measure_pointwise_traffic(const lessons_detail::View& v, const FactOptions& o, Fact& f);
+}  // namespace wb

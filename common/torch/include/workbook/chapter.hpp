@@ -1,0 +1,218 @@
+// What every chapter program shares: its flags, their validation (before any work), device and
+// dtype selection, the profiled loop, and the outputs (table.txt, trace.json, timeline.svg,
+// lessons) written atomically into --out.
+//
+// A chapter's main.cpp stays short:
+//
+//   int main(int argc, char** argv) {
+//     wb::Chapter ch{"01_cold_64", "Cold 64x64: reading the table and the trace"};
+//     return ch.main(argc, argv, [&](wb::Run& run) {
+//       auto x = torch::randn({run.size, run.size}, run.options());
+//       ...
+//       auto cycle = run.profile([&] { wb::Annotation a("matmul_add"); ... });
+//       run.report(cycle);
+//       return 0;
+//     });
+//   }
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <torch/types.h>  // Device, ScalarType, TensorOptions: not the whole C++ frontend
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "workbook/across.hpp"
+#include "workbook/fs_util.hpp"
+#include "workbook/lessons.hpp"
+#include "workbook/napkin.hpp"
+#include "workbook/profiler.hpp"
+#include "workbook/schedule.hpp"
+#include "workbook/trace_model.hpp"
+
+namespace wb {
+
+// A bad flag or an impossible request: printed with the flag's name, exit code 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A default --size that depends on the device (chapters 04, 05: 4096 on a GPU, 1024 on a CPU,
+// where 4096 in fp32 takes seconds per step). wb::Chapter applies it after parsing the flags,
+// unless --size was given; `cpu_why` is said when the CPU size was picked.
+struct SizeForDevice {
+  int64_t gpu = 0, cpu = 0;  // 0: no device-dependent default (ChapterConfig::size holds)
+  std::string cpu_why;       // e.g. "2*1024^3 = 2.1 GFLOP per step in fp32"
+};
+
+struct ChapterConfig {
+  int64_t size = 64;
+  SizeForDevice size_for_device;
+  int64_t batch = 1;       // leading axis of x, w, b; the memory check counts batch*N*N
+  std::string batch_help;  // non-empty: main() adds --batch B (1..65536) with this help
+  std::string size_help = "matrix size N (N x N matrices)";  // --size's line in --help
+  std::string dtype = "auto";                                // auto | bf16 | fp16 | fp32
+  std::string device = "auto";                               // auto | cpu | cuda
+  std::string schedule = "1,1,3,1";
+  int warmup_iters = 0;       // untimed iterations a chapter runs before profiling (--warmup-iters)
+  std::filesystem::path out;  // default: out/<chapter name>
+  std::string sort_by = "";   // default: cuda_time_total on GPU, cpu_time_total on CPU
+  int row_limit = 15;
+  int threads = 0;       // LibTorch intra-op CPU threads; 0 = LibTorch's default
+  bool quiet = false;    // print less (tests, scripts)
+  bool check = false;    // exit 3 when a lesson's pattern does not hold
+  bool compare = false;  // compare with expected_output/<platform>/<chapter>
+  std::string platform;  // override for --compare ("" = from the trace)
+  std::filesystem::path expected_root = "expected_output";
+  std::string experiment;       // --experiment NAME ("": the chapter's default run)
+  std::string variant = "all";  // --variant NAME (Chapter::variants): all, or one variant
+};
+
+// A flag that stands for one --variant (chapter 06: --no-bias = --variant no_bias).
+struct VariantShortcut {
+  std::string flag;     // "--no-bias"
+  std::string variant;  // "no_bias"
+  std::string help;     // "only the variant without bias"
+};
+
+// An experiment: the same workload under another schedule, to show one effect the default run
+// hides (chapter 01's truly cold window, chapter 02's profiler start-up, chapter 04's twenty
+// samples). `--experiment NAME` runs it; it reports into --out/NAME/, is judged by the lesson
+// spec "<chapter>/NAME", compared with expected_output/<platform>/<chapter>/NAME/, and recorded
+// by ./workbook record next to the default run.
+struct Experiment {
+  std::string name;      // "cold"
+  std::string schedule;  // "0,0,3"
+  std::string what;      // one line for --help
+};
+
+// What the report needs beyond the flags: the problem the trace cannot tell (for napkin math
+// and % of peak), and what the timeline picture should call out.
+struct ReportOptions {
+  int64_t batch = 1;
+  std::string annotation = "matmul_add";
+  std::string title;  // picture title; default "<chapter> on <device>"
+  // A second profiled run the lessons compare this one with (chapter 03: the 2-D workload next
+  // to the batched one), saved next to trace.json as `reference_file`.
+  CycleResult* reference = nullptr;
+  std::string reference_file = "trace_reference.json";
+  std::string reference_label = "reference";
+  // For a chapter that profiles several variants of one workload (chapter 05): report into
+  // --out/<variant>/, judge with the lesson spec "<chapter>/<variant>", and --compare with
+  // expected_output/<platform>/<chapter>/<variant>/. Empty: the chapter's own folder and spec.
+  std::string variant;
+  // The problem the lessons judge (napkin math, throughput) when it is not square: n > 0
+  // replaces --size/--batch (chapters 06-07 set m, k, n). dtype_bytes is always the run's.
+  Problem problem{0, 1, 2, 0, 0};
+  // The napkin math printed before the table, given the device's name; empty: napkin_math.
+  std::function<std::string(const std::string& device_name)> napkin;
+};
+
+// What a chapter run produced (paths under --out, and the verdicts), and the trace as the
+// harness read it back from disk with its model, so a chapter never re-reads trace.json.
+// `model` refers into `trace_data`: keep the RunOutputs (or both pointers) alive while using it.
+struct RunOutputs {
+  std::filesystem::path trace, table, lessons_txt, lessons_json, svg;
+  std::shared_ptr<const Trace> trace_data;
+  std::shared_ptr<const TraceModel> model;
+  int lessons_passed = 0, lessons_failed = 0, lessons_not_applicable = 0;
+  bool lessons_ok = true;  // no lesson failed and the spec's minimum passed (n/a is not a pass)
+  bool compared = false, compare_ok = true;
+};
+
+class Run;
+
+class Chapter {
+ public:
+  Chapter(std::string name, std::string title);
+
+  const std::string& name() const { return name_; }
+  ChapterConfig& defaults() { return cfg_; }
+  // The CLI11 app, so a chapter can add its own flags before main() parses.
+  CLI::App& app() { return app_; }
+  // Declares an experiment (see Experiment); main() adds --experiment and --list-experiments.
+  void experiment(std::string name, std::string schedule, std::string what);
+  // Declares the variants of a chapter that profiles one workload several ways (chapters 06,
+  // 07): main() adds --variant (all, or one of `names`; `help` is its line in --help) and each
+  // shortcut's flag. Run::wants() says which to build, Run::refuse() refuses one asked for by
+  // name that cannot run here. (Chapter 05's wb::VariantFlags adds its own, with --census.)
+  void variants(std::vector<std::string> names, std::string help,
+                std::vector<VariantShortcut> shortcuts = {});
+
+  // Parses and validates flags (exit 2 on error, 0 for --help), prepares --out, picks the
+  // device, then runs `body`. Errors thrown by `body` are reported cleanly (exit 1).
+  // Ctrl-C (SIGINT) or SIGTERM stops the run between two steps, before report() writes
+  // anything, so the files already in --out stay as they were (exit 128 + signal: 130, 143).
+  int main(int argc, char** argv, const std::function<int(Run&)>& body);
+
+ private:
+  std::string name_, title_;
+  ChapterConfig cfg_;
+  CLI::App app_;
+  std::vector<Experiment> experiments_;
+  std::vector<std::string> variants_;
+  std::string variant_help_;
+  std::vector<VariantShortcut> variant_shortcuts_;
+};
+
+class Run {
+ public:
+  Run(const Chapter& ch, ChapterConfig cfg);
+
+  const ChapterConfig& config() const { return cfg_; }
+  int64_t size() const { return cfg_.size; }
+  bool on_cuda() const { return device_.is_cuda(); }
+  torch::Device device() const { return device_; }
+  torch::ScalarType dtype() const { return dtype_; }
+  std::string dtype_name() const;
+  int dtype_bytes() const;
+  torch::TensorOptions options() const { return torch::TensorOptions().device(device_).dtype(dtype_); }
+  const Schedule& schedule() const { return schedule_; }
+  const std::filesystem::path& out() const { return cfg_.out; }
+  const std::string& experiment() const { return cfg_.experiment; }  // "": the default run
+  // Chapter::variants: whether this run builds and profiles the variant `name` (--variant all
+  // or NAME), and, for one asked for by name that cannot run here (`why_not` non-empty), a
+  // UsageError "--variant NAME: why_not" (exit 2) before any work.
+  bool wants(const std::string& name) const { return cfg_.variant == "all" || cfg_.variant == name; }
+  void refuse(const std::string& name, const std::string& why_not) const;
+
+  // Runs `step` schedule.total_steps() times under the profiler (one ProfilerStep each) and
+  // returns the last cycle's result. repeat=0 schedules run one cycle.
+  CycleResult profile(const std::function<void()>& step);
+
+  // Writes into --out (each file atomically, under a lock on the folder):
+  //   trace.json    the Chrome trace (Perfetto)
+  //   table.txt     key_averages().table(), from the in-memory events, as Python prints it
+  //   lessons.txt / lessons.json   this chapter's lesson checks on the trace read back from disk
+  //   timeline.svg  a picture of the profiled steps
+  // and prints the napkin math, the table, the lessons and where to look next.
+  RunOutputs report(CycleResult& cycle, const ReportOptions& ro = {});
+
+  // The exit code main() should return after report(): 0, or 3 with --check when a lesson
+  // failed, fewer passed than the spec requires, or --compare found a difference.
+  int exit_code(const RunOutputs& o) const;
+
+  // For a chapter with variants (each reported with ReportOptions::variant): the lessons
+  // across them (wb::check_across), written to --out/comparison.txt and comparison.json,
+  // printed, and with --compare compared with the recorded comparison.json. Returns the exit
+  // code: 0, or 3 with --check when a lesson failed or --compare found a difference.
+  int report_across(const std::vector<VariantRun>& runs, const std::string& annotation = "matmul_add");
+
+  // For text that is part of the lesson (stdout); silenced by --quiet.
+  void say(const std::string& text) const;
+
+ private:
+  const Chapter& ch_;
+  ChapterConfig cfg_;
+  Schedule schedule_;
+  torch::Device device_{torch::kCPU};
+  torch::ScalarType dtype_ = torch::kFloat;
+  std::optional<DirLock> lock_;  // --out, for the whole run: a second run there stops at once
+};
+
+}  // namespace wb

@@ -1,0 +1,345 @@
+#include "workbook/profiler.hpp"
+
+#include <ATen/record_function.h>
+#include <kineto/ActivityType.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
+#include <torch/cuda.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <system_error>
+#include <unistd.h>
+
+#include "workbook/log.hpp"
+#include "workbook/rules.hpp"
+
+// Declared in torch/csrc/profiler/kineto_shim.h, which cannot be included from outside torch's
+// own build (it includes Kineto's headers without their kineto/ folder). Python's profiler
+// calls it for its metadata ("record_shapes": 1, ...); so do we.
+namespace torch::autograd::profiler {
+TORCH_API void addMetadataJson(const std::string& key, const std::string& value);
+}
+
+namespace wb {
+
+namespace tp = torch::autograd::profiler;
+namespace ti = torch::profiler::impl;
+
+bool cuda_available() { return torch::cuda::is_available(); }
+
+void synchronize_device() {
+  if (cuda_available()) torch::cuda::synchronize();
+}
+
+// ------------------------------------------------------------------ CycleResult
+struct CycleResult::Export {
+  std::shared_ptr<tp::ProfilerResult> raw;
+  std::filesystem::path parked;  // set once written to a temp file before a later session
+  bool saved = false;
+  ~Export() {
+    std::error_code ec;
+    if (!parked.empty()) std::filesystem::remove(parked, ec);
+  }
+};
+
+namespace {
+std::mutex g_exports_mu;
+std::vector<std::weak_ptr<CycleResult::Export>> g_exports;  // results not yet saved
+
+// Before a new profiling session reuses Kineto's buffers, write out every unsaved result.
+void park_unsaved_results() {
+  std::lock_guard<std::mutex> lock(g_exports_mu);
+  static int counter = 0;
+  for (auto& w : g_exports) {
+    auto e = w.lock();
+    if (!e || e->saved || !e->parked.empty() || !e->raw) continue;
+    auto path = std::filesystem::temp_directory_path() /
+                ("wb-trace-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".json");
+    e->raw->save(path.string());
+    e->parked = path;
+  }
+  g_exports.erase(std::remove_if(g_exports.begin(), g_exports.end(),
+                                 [](const auto& w) {
+                                   auto e = w.lock();
+                                   return !e || e->saved || !e->parked.empty();
+                                 }),
+                  g_exports.end());
+}
+
+void register_export(const std::shared_ptr<CycleResult::Export>& e) {
+  std::lock_guard<std::mutex> lock(g_exports_mu);
+  g_exports.push_back(e);
+}
+}  // namespace
+
+void CycleResult::save_chrome_trace(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  if (!export_ || !export_->raw) throw std::logic_error("no profiler result to save");
+  if (export_->saved)
+    throw std::logic_error("Kineto serializes a profiler result only once: " + path.string());
+  fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  fs::path tmp = dir / ("." + path.filename().string() + ".partial-" + std::to_string(::getpid()));
+  std::error_code ec;
+  if (!export_->parked.empty()) {
+    fs::rename(export_->parked, tmp, ec);  // same file system: a move
+    if (ec) {                              // another one (e.g. /tmp is tmpfs): copy
+      ec.clear();
+      fs::copy_file(export_->parked, tmp, fs::copy_options::overwrite_existing, ec);
+      if (ec) throw std::runtime_error("cannot copy the trace to " + tmp.string() + ": " + ec.message());
+      fs::remove(export_->parked, ec);
+    }
+    export_->parked.clear();
+  } else {
+    export_->raw->save(tmp.string());
+  }
+  if (!fs::exists(tmp, ec) || fs::file_size(tmp, ec) == 0) {
+    fs::remove(tmp, ec);
+    throw std::runtime_error("Kineto wrote no trace to " + tmp.string());
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw std::runtime_error("cannot move the trace into place at " + path.string() + ": " + ec.message());
+  }
+  export_->saved = true;
+}
+
+const Trace& CycleResult::trace() const {
+  if (!trace_)
+    trace_ = std::make_shared<Trace>(export_ && export_->raw ? trace_from_result(*export_->raw) : Trace{});
+  return *trace_;
+}
+
+// ------------------------------------------------------------------ Profiler
+Profiler::Profiler(ProfilerOptions opts) : opts_(std::move(opts)) {
+  opts_.schedule.validate();
+  cuda_ = opts_.cuda && cuda_available();
+}
+
+Profiler::~Profiler() {
+  if (!running_) return;
+  try {
+    stop();
+  } catch (const std::exception& e) {
+    log::error(std::string("profiler stop failed: ") + e.what());
+  }
+}
+
+void Profiler::start() {
+  if (running_) throw std::logic_error("Profiler::start called twice");
+  running_ = true;
+  step_num_ = 0;
+  action_ = opts_.schedule(step_num_);
+  apply(transition(ProfilerAction::None, action_), ProfilerAction::None, action_);
+  open_step_scope();
+}
+
+void Profiler::step() {
+  if (!running_) throw std::logic_error("Profiler::step called outside start()/stop()");
+  close_step_scope();
+  const ProfilerAction prev = action_;
+  ++step_num_;
+  action_ = opts_.schedule(step_num_);
+  apply(transition(prev, action_), prev, action_);
+  open_step_scope();
+}
+
+void Profiler::stop() {
+  if (!running_) return;
+  close_step_scope();
+  apply(transition_on_exit(action_), action_, ProfilerAction::None);
+  running_ = false;
+}
+
+void Profiler::apply(const Transition& t, ProfilerAction prev, ProfilerAction next) {
+  if (t.warn_incorrect)
+    log::warn("Incorrect schedule: " + std::string(action_name(prev)) + " followed by " +
+              std::string(action_name(next)));
+  if (t.start_before_stop) {  // WARMUP -> NONE: Python starts and stops an empty trace
+    if (t.start) enable();
+    if (t.stop) disable_and_collect();
+    pending_.reset();
+    return;
+  }
+  if (t.stop) disable_and_collect();
+  if (t.trace_ready && pending_) {
+    results_.push_back(std::move(*pending_));
+    pending_.reset();
+    if (opts_.on_trace_ready) opts_.on_trace_ready(results_.back());
+  }
+  pending_.reset();  // a result without trace_ready (RECORD -> NONE) is dropped, as in Python
+  if (t.prepare) prepare();
+  if (t.start) enable();
+}
+
+namespace {
+ti::ProfilerConfig make_config(const ProfilerOptions& o) {
+  // Python: record_shapes |= with_flops (the formula reads the shapes).
+  return ti::ProfilerConfig(ti::ProfilerState::KINETO, o.record_shapes || o.with_flops,
+                            /*profile_memory=*/false, /*with_stack=*/false, o.with_flops,
+                            /*with_modules=*/false);
+}
+std::set<ti::ActivityType> make_activities(bool cuda) {
+  std::set<ti::ActivityType> a{ti::ActivityType::CPU};
+  if (cuda) a.insert(ti::ActivityType::CUDA);
+  return a;
+}
+}  // namespace
+
+// The [snippet:...] regions are quoted by docs/profiler-in-cpp.md (tests/test_doc_snippets.cpp checks).
+// [snippet:prepare-enable]
+void Profiler::prepare() {
+  park_unsaved_results();
+  tp::prepareProfiler(make_config(opts_), make_activities(cuda_));
+  prepared_ = true;
+}
+
+void Profiler::enable() {
+  if (!prepared_) prepare();  // never enable an unprepared Kineto (segfault)
+  tp::enableProfiler(make_config(opts_), make_activities(cuda_));
+  // The trace's top-level flags, as torch.profiler writes them (readers, our table included,
+  // decide the Input Shapes and FLOPs columns from them).
+  if (opts_.record_shapes || opts_.with_flops) tp::addMetadataJson("record_shapes", "1");
+  if (opts_.with_flops) tp::addMetadataJson("with_flops", "1");
+  enabled_ = true;
+  cycle_first_step_ = step_num_;
+}
+// [/snippet:prepare-enable]
+
+void Profiler::disable_and_collect() {
+  if (!enabled_) return;
+  // [snippet:disable]
+  // Flush the GPU first, so the kernels of the last step are in the result.
+  if (cuda_) synchronize_device();
+  std::shared_ptr<tp::ProfilerResult> raw = tp::disableProfiler();
+  // [/snippet:disable]
+  enabled_ = prepared_ = false;
+  pending_ = std::make_unique<CycleResult>();
+  pending_->cycle = static_cast<int>(results_.size());
+  pending_->first_step = cycle_first_step_;
+  pending_->last_step = last_closed_step_;
+  pending_->export_ = std::make_shared<CycleResult::Export>();
+  pending_->export_->raw = std::move(raw);
+  register_export(pending_->export_);
+}
+
+void Profiler::open_step_scope() {
+  step_name_ = std::string(kStepPrefix) + std::to_string(step_num_);
+  auto rf = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
+  if (rf->isActive()) {
+    rf->before(step_name_);
+    step_scope_ = std::move(rf);
+  }
+}
+
+void Profiler::close_step_scope() {
+  last_closed_step_ = step_num_;
+  if (step_scope_) step_scope_->end();
+  step_scope_.reset();
+}
+
+// ------------------------------------------------------------------ Annotation
+Annotation::Annotation(std::string name) : name_(std::move(name)) {
+  auto rf = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
+  if (rf->isActive()) {
+    rf->before(name_);
+    rf_ = std::move(rf);
+  }
+}
+
+Annotation::~Annotation() {
+  if (rf_) rf_->end();
+}
+
+// ------------------------------------------------------------------ result -> model
+namespace {
+Kind kind_of(uint8_t activity_type) {
+  using A = libkineto::ActivityType;
+  switch (static_cast<A>(activity_type)) {
+    case A::CPU_OP: return Kind::CpuOp;
+    case A::USER_ANNOTATION: return Kind::UserAnnotation;
+    case A::GPU_USER_ANNOTATION: return Kind::GpuUserAnnotation;
+    case A::GPU_MEMCPY: return Kind::Memcpy;
+    case A::GPU_MEMSET: return Kind::Memset;
+    case A::CONCURRENT_KERNEL: return Kind::Kernel;
+    case A::CUDA_RUNTIME: return Kind::Runtime;
+    case A::CUDA_DRIVER: return Kind::Driver;
+    case A::CPU_INSTANT_EVENT: return Kind::Instant;
+    default: return Kind::Other;
+  }
+}
+
+// Kineto keeps kernel launch parameters in the activity's metadata JSON (a fragment of
+// `"key": value` pairs). Best effort: a footprint we cannot parse is simply left out.
+void fill_kernel_info(Event& e, const std::string& metadata) {
+  if (metadata.empty()) return;
+  auto j = nlohmann::json::parse("{" + metadata + "}", nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return;
+  KernelInfo k;
+  auto num = [&](const char* key, auto& out) {
+    if (auto it = j.find(key); it != j.end() && it->is_number()) out = it->get<std::decay_t<decltype(out)>>();
+  };
+  auto dim3 = [&](const char* key, std::array<int, 3>& out) {
+    if (auto it = j.find(key); it != j.end() && it->is_array() && it->size() == 3)
+      for (int i = 0; i < 3; ++i)
+        if ((*it)[i].is_number_integer()) out[i] = (*it)[i].get<int>();
+  };
+  num("registers per thread", k.registers_per_thread);
+  num("shared memory", k.shared_memory);
+  num("blocks per SM", k.blocks_per_sm);
+  num("warps per SM", k.warps_per_sm);
+  dim3("grid", k.grid);
+  dim3("block", k.block);
+  if (k.registers_per_thread >= 0 || k.grid[0] > 0) e.kernel = k;
+  num("bytes", e.bytes);
+}
+}  // namespace
+
+Trace trace_from_result(const tp::ProfilerResult& result) {
+  Trace t;
+  t.source = "<profiler result>";
+  t.base_ns = static_cast<int64_t>(result.trace_start_ns());
+  t.events.reserve(result.events().size());
+  for (const auto& ke : result.events()) {
+    Event e;
+    e.name = ke.name();
+    e.kind = kind_of(ke.activityType());
+    e.category = std::string(kind_name(e.kind));
+    e.start_ns = static_cast<int64_t>(ke.startNs()) - t.base_ns;
+    e.dur_ns = static_cast<int64_t>(ke.durationNs());
+    e.is_async = ke.isAsync();
+    e.id = static_cast<int64_t>(ke.correlationId());
+    e.linked_id = static_cast<int64_t>(ke.linkedCorrelationId());
+    if (e.on_device()) {
+      e.pid = ke.deviceIndex();
+      e.tid = ke.deviceResourceId();
+      if (e.kind != Kind::GpuUserAnnotation) fill_kernel_info(e, ke.metadataJson());
+      if (e.kind != Kind::Kernel) e.kernel.reset();
+    } else {
+      e.pid = ::getpid();
+      e.tid = static_cast<int64_t>(ke.startThreadId());
+      e.flops = static_cast<int64_t>(ke.flops());
+      const auto shapes = ke.shapes();
+      if (!shapes.empty()) {  // Python's str(input_shapes)
+        e.input_shapes = "[";
+        for (size_t i = 0; i < shapes.size(); ++i) {
+          e.input_shapes += i ? ", [" : "[";
+          for (size_t j = 0; j < shapes[i].size(); ++j)
+            e.input_shapes += (j ? ", " : "") + std::to_string(shapes[i][j]);
+          e.input_shapes += ']';
+        }
+        e.input_shapes += ']';
+      }
+    }
+    t.record_shapes |= !e.input_shapes.empty();
+    t.with_flops |= e.flops > 0;  // ke.flops() is 0 unless with_flops was on
+    t.events.push_back(std::move(e));
+  }
+  return t;
+}
+
+}  // namespace wb

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The exercises, live on a GPU machine (the H200 the lead runs through `device`): builds the
+# exercise programs and their checker, runs test_exercises with its [gpu] cases, checks every
+# stub and solution on the GPU (with the defaults and as a learner, --student h200-check), and
+# copies everything the runs wrote, with provenance, to $OUT as one tar.
+#
+#   scripts/gpu/exercises.sh            # on the GPU machine, from the repository root; OUT=... set
+#
+# Output: $OUT/exercises-gpu.tar.gz holding PROVENANCE (commit, date, nvidia-smi), ctest.log,
+# check_exercises.txt, student.txt and runs/ (each check's program.log, trace.json, run.json,
+# answer.json). Exit code: 0 when the tests pass and every stub fails / solution passes.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out="${OUT:?set OUT to the folder that comes back}"
+work="$out/exercises-gpu"
+mkdir -p "$work/runs"
+rc=0
+{
+  echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+  echo "date:   $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host:   $(hostname)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 || echo "no nvidia-smi"
+} > "$work/PROVENANCE"
+
+./workbook build --target exercises exercise test_exercises > "$work/build.log" 2>&1 || { echo "build failed" >&2; tail -40 "$work/build.log"; rc=1; }
+
+if [ "$rc" -eq 0 ]; then
+  ctest --test-dir build -R 'exercise' --output-on-failure > "$work/ctest.log" 2>&1 || rc=1
+  scripts/check_exercises.sh build --device cuda --keep "$work/runs/defaults" > "$work/check_exercises.txt" 2>&1 || rc=1
+  # As a learner: every solution must pass its own variation on the GPU too.
+  : > "$work/student.txt"
+  for id in $(build/bin/exercise list --ids); do
+    build/bin/exercise --state "$work/runs/student" check "$id" --solution --device cuda --student h200-check \
+      >> "$work/student.txt" 2>&1
+    code=$?
+    echo "== $id solution --student h200-check: exit $code" >> "$work/student.txt"
+    [ "$code" -eq 0 ] || rc=1
+  done
+fi
+echo "exit: $rc" >> "$work/PROVENANCE"
+tar -C "$out" -czf "$out/exercises-gpu.tar.gz" exercises-gpu && rm -rf "$work"
+echo "exercises on the GPU: exit $rc; outputs in $out/exercises-gpu.tar.gz"
+exit "$rc"

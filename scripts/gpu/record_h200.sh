@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The H200 side of a release, in two device calls that share one warm machine:
+#   run(command="scripts/gpu/record_h200.sh record COMMIT", carry=[".deps"])   build, record, bench (FIXTURES=1: fixtures)
+#   run(command="scripts/gpu/record_h200.sh test")                             the suite, GPU live
+# (the second right after the first, while the machine is still warm: it reuses the build).
+# Outputs in $OUT: h200_recording.tgz (expected_output/h200, to unpack here), bench and fixture
+# tarballs, logs.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export BUILD_DIR=${BUILD_DIR:-/tmp/bgpu} JOBS=${JOBS:-16}
+F=/tmp/final; mkdir -p $F
+say() { echo "[h200 $((SECONDS))s] $*" | tee -a $F/summary.txt; }
+case "${1:-}" in
+  record)
+    rev=${2:?commit}
+    ./workbook setup > $F/setup.log 2>&1 || { tail -30 $F/setup.log; exit 1; }
+    # The chapters (what a recording runs), figures, diff (the recorded pairs) and the bench;
+    # `test` builds the rest.
+    cmake --build $BUILD_DIR -j $JOBS --target $(cat $BUILD_DIR/chapters.txt) figures diff bench_geglu > $F/build.log 2>&1; say "build rc=$?"; grep -A5 FAILED: $F/build.log | head -30
+    WORKBOOK_GIT_REV=$rev scripts/record.sh $BUILD_DIR --platform h200 > $F/record.log 2>&1; say "record rc=$?"
+    grep -E '\[record\] (FAILED|wrote)' $F/record.log | tee -a $F/summary.txt
+    tar czf $OUT/h200_recording.tgz expected_output/h200
+    timeout 120 $BUILD_DIR/bench/bench_geglu --reps 11 --calls 50 --out $F/bench_geglu.md > $F/bench_geglu.txt 2>&1; say "bench_geglu rc=$?"
+    grep -i -A3 goal $F/bench_geglu.txt | tee -a $F/summary.txt
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader >> $F/bench_geglu.txt
+    cp $F/bench_geglu.md $F/bench_geglu.txt $F/record.log $F/summary.txt $OUT/ ;;
+  test)
+    cmake --build $BUILD_DIR -j $JOBS > $F/build.log 2>&1; say "build rc=$?"; grep -A5 FAILED: $F/build.log | head -30
+    timeout ${CTEST_S:-420} ctest --test-dir $BUILD_DIR -j 8 --timeout 240 --output-on-failure > $F/ctest.log 2>&1; say "ctest rc=$?: $(grep -E 'tests passed|tests failed' $F/ctest.log)"
+    grep -E '\*\*\*Failed|\*\*\*Timeout|Not Run' $F/ctest.log | head -30 | tee -a $F/summary.txt
+    gzip -c $F/ctest.log > $OUT/ctest_h200.log.gz
+    if [ "${FIXTURES:-0}" = 1 ]; then  # the CUDA table fixtures (tests/data/python/cuda_*), ~1-3 min
+      timeout ${FIXTURES_S:-150} python3 tests/data/python/make_fixtures.py --device cuda --out /tmp/tf/python > $F/fixtures.log 2>&1; say "fixtures rc=$?"
+      tail -5 $F/fixtures.log; tar czf $OUT/fixtures.tgz -C /tmp/tf python 2>/dev/null
+    fi
+    cp $F/summary.txt $OUT/ ;;
+  *) echo "usage: $0 record COMMIT | test" >&2; exit 2 ;;
+esac

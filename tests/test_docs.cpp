@@ -1,0 +1,498 @@
+// The documentation's figures and links ([docs], torch-free).
+//   - every figure a chapter README or docs page marks agrees with the recording it names, at
+//     the precision the text prints (tools/figures), and no number-with-unit goes unbacked;
+//   - the check fails on a scratch copy with one figure changed, on a marker whose recording is
+//     missing, and on a new unmarked figure;
+//   - docs/glossary.md defines every term, each chapter README links it, every relative link
+//     resolves to a file and, with #anchor, to a heading that exists;
+//   - each chapter README links a glossary term where the term first appears in its prose (the
+//     rule docs/glossary.md states), and the check fails on a copy with one link moved later;
+//   - every inspect rule docs/cheatsheet.md names is a fact id of wb::all_facts(), and every
+//     lesson id (the facts, the chapter specs, the recorded lessons.json files) has a row; the
+//     check fails on a copy with one rule left out.
+#include <catch2/catch_test_macros.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <iomanip>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "process.hpp"
+#include "workbook/figures.hpp"
+#include "workbook/lessons.hpp"
+
+namespace fs = std::filesystem;
+namespace fg = wb::figures;
+
+namespace {
+const fs::path kRoot = WORKBOOK_ROOT;
+
+std::string report(const std::string& name, const fg::Result& r) {
+  std::string s;
+  for (const auto& p : r.problems) s += name + ":" + std::to_string(p.line) + ": " + p.message + "\n";
+  return s;
+}
+
+std::vector<fs::path> markdown_pages() {
+  std::vector<fs::path> v;
+  for (const auto& f : fg::default_files(kRoot)) v.push_back(f.path);
+  return v;
+}
+
+bool is_chapter_readme(const fs::path& p) {
+  return p.filename() == "README.md" && p.parent_path().parent_path().filename() == "chapters";
+}
+
+// ---- glossary terms: linked where they first appear ---------------------------------------
+// The rule (docs/glossary.md states it in its introduction): a term's occurrences are
+// case-insensitive whole words in any of the forms listed here (plurals, a verb's -es/-ed/-ing,
+// "dispatcher"); only prose counts: fenced and indented code blocks, `code spans`, headings,
+// HTML comments (the figure markers) and the text of links to other pages are skipped. The first
+// occurrence must be the text of a link to docs/glossary.md#anchor; later ones need no link.
+struct Term {
+  const char* anchor;
+  const char* forms;  // an ECMAScript alternation, matched case-insensitively between \b
+};
+const std::vector<Term> kTerms = {
+    {"kernel", "kernels?"},
+    {"launch", "launch(?:es|ed|ing)?"},
+    {"stream", "streams?"},
+    {"gemm", "gemms?"},
+    {"cublas-and-cublaslt", "cublas(?:lt)?"},
+    {"nvjet", "nvjet"},
+    {"kineto", "kineto"},
+    {"cupti", "cupti"},
+    {"sm", "sms?"},
+    {"occupancy", "occupancy"},
+    {"hopper", "hopper"},
+    {"hbm", "hbm(?:3e?)?"},
+    {"epilogue", "epilogues?"},
+    {"view", "views?"},
+    {"dispatch", "dispatch(?:es|ed|ing|ers?)?"},
+    {"user-annotation-and-gpu_user_annotation", R"(user\s+annotations?|(?:gpu_)?user_annotations?)"},
+};
+
+struct GlossaryLink {
+  size_t begin, end;  // the link text's range in the page
+  std::string anchor;
+};
+struct Prose {
+  std::string text;  // the page, same length, with everything that is not prose blanked ('\x01')
+  std::vector<GlossaryLink> links;
+};
+
+// `page_dir` resolves relative link targets (a chapter's README: chapters/NN_name).
+Prose prose_of(const std::string& md, const fs::path& page_dir) {
+  Prose out{md, {}};
+  std::string& p = out.text;
+  auto blank = [&p](size_t a, size_t b) {
+    for (size_t i = a; i < b && i < p.size(); ++i)
+      if (p[i] != '\n') p[i] = '\x01';
+  };
+  // Line by line: fenced code, indented code (4 spaces after a blank line), headings.
+  bool fence = false, prev_blank = true, indented = false;
+  for (size_t at = 0; at < p.size();) {
+    size_t end = p.find('\n', at);
+    if (end == std::string::npos) end = p.size();
+    const std::string_view line(p.data() + at, end - at);
+    const size_t lead = line.find_first_not_of(' ');
+    const bool is_blank = lead == std::string_view::npos;
+    const std::string_view body = is_blank ? std::string_view() : line.substr(lead);
+    const bool fence_line =
+        !is_blank && lead < 4 && (body.substr(0, 3) == "```" || body.substr(0, 3) == "~~~");
+    indented = !fence && !is_blank && lead >= 4 && (indented || prev_blank);
+    if (fence || fence_line || indented || (!is_blank && lead < 4 && body[0] == '#')) blank(at, end);
+    if (fence_line) fence = !fence;
+    prev_blank = is_blank;
+    at = end + 1;
+  }
+  // HTML comments (the figure markers).
+  for (size_t a = p.find("<!--"); a != std::string::npos; a = p.find("<!--", a)) {
+    const size_t b = p.find("-->", a + 4);
+    const size_t e = b == std::string::npos ? p.size() : b + 3;
+    blank(a, e);
+    a = e;
+  }
+  // Code spans: a run of n backticks up to the next run of exactly n in the same paragraph.
+  auto run_at = [&p](size_t i) {
+    size_t k = 0;
+    while (i + k < p.size() && p[i + k] == '`') ++k;
+    return k;
+  };
+  for (size_t a = p.find('`'); a != std::string::npos;) {
+    const size_t n = run_at(a);
+    size_t close = std::string::npos;
+    for (size_t b = p.find('`', a + n); b != std::string::npos; b = p.find('`', b + run_at(b)))
+      if (run_at(b) == n) {
+        close = b;
+        break;
+      }
+    if (close == std::string::npos || p.find("\n\n", a) < close) {
+      a = p.find('`', a + n);
+      continue;
+    }
+    blank(a, close + n);
+    a = p.find('`', close + n);
+  }
+  // Links: the target never counts; the text counts only for a link into the glossary.
+  const fs::path glossary = (kRoot / "docs/glossary.md").lexically_normal();
+  static const std::regex link(R"(!?\[([^\]\n]*)\]\(([^)\s#]*)(?:#([^)\s]*))?\))");
+  std::vector<std::pair<size_t, size_t>> other_text;
+  for (auto it = std::sregex_iterator(p.begin(), p.end(), link); it != std::sregex_iterator(); ++it) {
+    const auto& m = *it;
+    const size_t text_begin = static_cast<size_t>(m.position(1)), text_end = text_begin + m.length(1);
+    const bool to_glossary = m.str(0)[0] != '!' && m[3].matched && !m.str(2).empty() &&
+                             m.str(2).find("://") == std::string::npos &&
+                             (page_dir / m.str(2)).lexically_normal() == glossary;
+    if (to_glossary)
+      out.links.push_back({text_begin, text_end, m.str(3)});
+    else
+      other_text.emplace_back(text_begin, text_end);
+    blank(text_end, static_cast<size_t>(m.position(0) + m.length(0)));  // "](target)"
+  }
+  for (auto [a, b] : other_text) blank(a, b);
+  return out;
+}
+
+int line_at(const std::string& s, size_t pos) {
+  return 1 + static_cast<int>(std::count(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+}
+
+struct FirstUse {
+  std::string anchor, word;
+  size_t pos = 0;
+  bool linked = false;
+};
+// The first prose occurrence of each term that the page uses.
+std::vector<FirstUse> first_uses(const std::string& md, const fs::path& page_dir) {
+  const Prose prose = prose_of(md, page_dir);
+  std::vector<FirstUse> v;
+  for (const auto& t : kTerms) {
+    const std::regex rx(std::string(R"(\b(?:)") + t.forms + R"()\b)",
+                        std::regex::ECMAScript | std::regex::icase);
+    std::smatch m;
+    if (!std::regex_search(prose.text, m, rx)) continue;
+    FirstUse u{t.anchor, m.str(0), static_cast<size_t>(m.position(0)), false};
+    for (const auto& l : prose.links)
+      if (l.anchor == t.anchor && l.begin <= u.pos && u.pos < l.end) u.linked = true;
+    v.push_back(u);
+  }
+  return v;
+}
+
+// One line per term whose first occurrence is not a link to its glossary entry.
+std::vector<std::string> unlinked_first_uses(const std::string& md, const fs::path& page_dir) {
+  std::vector<std::string> problems;
+  for (const auto& u : first_uses(md, page_dir))
+    if (!u.linked)
+      problems.push_back("line " + std::to_string(line_at(md, u.pos)) + ": the first '" + u.word +
+                         "' is not a link to docs/glossary.md#" + u.anchor);
+  return problems;
+}
+
+// ---- cheatsheet: every lesson id has a row ------------------------------------------------
+std::set<std::string> sheet_rules(const std::string& sheet) {
+  static const std::regex rule(R"(`rule:([a-z_0-9]+)`)");
+  std::set<std::string> s;
+  for (auto it = std::sregex_iterator(sheet.begin(), sheet.end(), rule); it != std::sregex_iterator(); ++it)
+    s.insert((*it)[1].str());
+  return s;
+}
+
+// Every lesson id the workbook uses: the registered facts, the chapter specs' expectations and
+// the facts of every recorded lessons.json under expected_output/.
+std::set<std::string> lesson_ids_in_use() {
+  std::set<std::string> ids;
+  for (const auto& f : wb::all_facts()) ids.insert(std::string(f.id));
+  for (const auto& spec : wb::lesson_specs())
+    for (const auto& e : spec.expect) ids.insert(e.fact);
+  int recordings = 0;
+  for (const auto& e : fs::recursive_directory_iterator(kRoot / "expected_output")) {
+    if (!e.is_regular_file() || e.path().filename() != "lessons.json") continue;
+    const auto doc = nlohmann::json::parse(proc::slurp(e.path()));
+    for (const auto& f : doc.at("facts")) ids.insert(f.at("id").get<std::string>());
+    ++recordings;
+  }
+  CHECK(recordings >= 10);
+  return ids;
+}
+
+std::vector<std::string> missing_rules(const std::string& sheet, const std::set<std::string>& ids) {
+  const auto have = sheet_rules(sheet);
+  std::vector<std::string> missing;
+  for (const auto& id : ids)
+    if (have.count(id) == 0) missing.push_back(id);
+  return missing;
+}
+}  // namespace
+
+TEST_CASE("every marked figure agrees with its recording; no figure is unbacked", "[docs][cpu]") {
+  auto files = fg::default_files(kRoot);
+  int chapter_readmes = 0;
+  for (const auto& f : files) {
+    std::string text = proc::slurp(f.path);
+    fg::Result r = fg::process(kRoot, text, {false, f.require_marks});
+    INFO(report(fs::relative(f.path, kRoot).string(), r));
+    CHECK(r.problems.empty());
+    if (f.path.filename() == "README.md" && f.path.parent_path().parent_path().filename() == "chapters") {
+      ++chapter_readmes;
+      CHECK(f.require_marks);
+      CHECK(r.sourced >= 5);  // each chapter quotes its recording
+    }
+  }
+  CHECK(chapter_readmes >= 5);
+}
+
+TEST_CASE("a changed figure, a missing recording and an unmarked figure each fail", "[docs][cpu]") {
+  const fs::path readme = kRoot / "chapters/01_cold_64/README.md";
+  const std::string original = proc::slurp(readme);
+  // The first sourced marker of chapter 01 (a step width) and the number before it.
+  std::smatch m;
+  static const std::regex marked(
+      R"((\d+)(?: µs)?<!--fig h200/01_cold_64/lessons\.json#step_widths/data/steps\[step=2\]/width_us-->)");
+  REQUIRE(std::regex_search(original, m, marked));
+  const std::string shown = m[1].str();
+  const std::string changed_number = std::to_string(std::stoi(shown) + 7);
+
+  const fs::path dir = proc::scratch("docs_drift");
+  const fs::path copy = dir / "README.md";
+  {
+    std::string text = original;
+    text.replace(static_cast<size_t>(m.position(1)), shown.size(), changed_number);
+    std::ofstream(copy) << text;
+  }
+  SECTION("the library names the figure") {
+    std::string text = proc::slurp(copy);
+    fg::Result r = fg::process(kRoot, text, {false, true});
+    REQUIRE(r.problems.size() == 1);
+    CHECK(r.problems[0].message.find("'" + changed_number + "' but the recording says " + shown) !=
+          std::string::npos);
+    // update mode puts the recorded value back
+    fg::Result u = fg::process(kRoot, text, {true, true});
+    CHECK(u.problems.empty());
+    CHECK(text == original);
+  }
+  SECTION("the command line exits 1, and update repairs the copy") {
+    auto e = proc::run(proc::bin("figures"),
+                       {"check", copy.string(), "--require-marks", "--root", kRoot.string()});
+    CHECK(e.code == 1);
+    CHECK(e.err.find("but the recording says " + shown) != std::string::npos);
+    auto u = proc::run(proc::bin("figures"),
+                       {"update", copy.string(), "--require-marks", "--root", kRoot.string()});
+    CHECK(u.code == 0);
+    CHECK(proc::slurp(copy) == original);
+  }
+  SECTION("a marker whose recording is missing fails (never skips)") {
+    std::string text = "took 5 µs<!--fig h200/99_no_such_chapter/lessons.json#step_widths/data/first_us-->\n";
+    fg::Result r = fg::process(kRoot, text, {false, true});
+    REQUIRE(r.problems.size() == 1);
+    CHECK(r.problems[0].message.find("missing recording") != std::string::npos);
+  }
+  SECTION("a new figure with no marker fails; a labelled one passes") {
+    std::string text = original + "\nThe GEMM now takes 3.2 µs.\n";
+    fg::Result r = fg::process(kRoot, text, {false, true});
+    REQUIRE(r.problems.size() == 1);
+    CHECK(r.problems[0].message.find("unbacked figure '3.2") != std::string::npos);
+    std::string labelled = original + "\nThe original post measured 3.2 µs<!--fig label=seed-->.\n";
+    CHECK(fg::process(kRoot, labelled, {false, true}).problems.empty());
+  }
+  SECTION("a quoted block that no longer matches its file fails") {
+    std::string text = original;
+    auto at =
+        text.find("Self CPU time total: ", text.find("<!--fig-block docs/parity/h200/cpp_table.txt-->"));
+    REQUIRE(at != std::string::npos);
+    text.insert(at + 21, "1");
+    fg::Result r = fg::process(kRoot, text, {false, true});
+    REQUIRE(r.problems.size() == 1);
+    CHECK(r.problems[0].message.find("code block differs") != std::string::npos);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("figures: selectors and precision", "[docs][cpu]") {
+  const std::string L = "h200/01_cold_64/lessons.json#";
+  // fact-id shorthand == the explicit pointer; [field=value] picks an array element
+  CHECK(fg::resolve(kRoot, L + "step_widths/data/first_us") ==
+        fg::resolve(kRoot, L + "/facts[id=step_widths]/data/steps[step=2]/width_us"));
+  CHECK(fg::resolve(kRoot, "h200/01_cold_64/table.txt#row=Self CPU time total") ==
+        fg::resolve(kRoot, L + "overhead_bound/data/self_cpu_total_us"));
+  CHECK(fg::resolve(kRoot, L + "end_sync/data/sync_us scale=0.001") * 1000 ==
+        fg::resolve(kRoot, "h200/01_cold_64/table.txt#row=cudaDeviceSynchronize;col=Self CPU"));
+  CHECK_THROWS_AS(fg::resolve(kRoot, L + "no_such_fact/data/x"), fg::FigureError);
+  CHECK_THROWS_AS(fg::resolve(kRoot, "../secrets.json#/x"), fg::FigureError);
+  // the printed precision decides: with the recorded 17.684, 17.7 matches and 17.6 does not; 18
+  // matches, 17 does not. The strings are made from whatever the recording holds.
+  const double v = fg::resolve(kRoot, L + "dead_window/data/first_gap_us");
+  auto fixed = [](double x, int decimals) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(decimals) << x;
+    return o.str();
+  };
+  for (auto [shown, ok] : std::vector<std::pair<std::string, bool>>{
+           {fixed(v, 1), true}, {fixed(v - 0.1, 1), false}, {fixed(v, 0), true}, {fixed(v - 1, 0), false}}) {
+    std::string text = "gap " + shown + " µs<!--fig " + L + "dead_window/data/first_gap_us-->\n";
+    INFO(shown);
+    CHECK(fg::process(kRoot, text, {false, true}).problems.empty() == ok);
+  }
+}
+
+TEST_CASE("no page points at files outside the repository", "[docs][cpu]") {
+  for (const auto& p : markdown_pages()) {
+    std::string text = proc::slurp(p);
+    INFO(p.string());
+    CHECK(text.find("lessons.md") == std::string::npos);
+    CHECK(text.find("h200-probe") == std::string::npos);
+  }
+}
+
+TEST_CASE("glossary: every term defined, linked from each chapter, every link resolves", "[docs][cpu]") {
+  const std::string glossary = proc::slurp(kRoot / "docs/glossary.md");
+  auto anchors = fg::anchors(glossary);
+  std::set<std::string> have(anchors.begin(), anchors.end());
+  for (const char* term : {"kernel", "launch", "stream", "gemm", "cublas-and-cublaslt", "nvjet", "kineto",
+                           "cupti", "sm", "occupancy", "hopper", "hbm", "epilogue", "view", "dispatch",
+                           "user-annotation-and-gpu_user_annotation"}) {
+    INFO(term);
+    CHECK(have.count(term) == 1);
+  }
+  static const std::regex link(R"(\]\(([^)#\s]*)(?:#([^)\s]+))?\))");
+  for (const auto& page : markdown_pages()) {
+    std::string text = proc::slurp(page);
+    bool in_chapters = page.parent_path().parent_path().filename() == "chapters";
+    if (in_chapters) {
+      INFO(page.string());
+      CHECK(text.find("docs/glossary.md#") != std::string::npos);
+    }
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), link); it != std::sregex_iterator(); ++it) {
+      std::string target = (*it)[1].str(), anchor = (*it)[2].str();
+      if (target.find("://") != std::string::npos || target.rfind("mailto:", 0) == 0) continue;
+      fs::path file = target.empty() ? page : (page.parent_path() / target).lexically_normal();
+      INFO(page.string() + " -> " + target + (anchor.empty() ? "" : "#" + anchor));
+      REQUIRE(fs::exists(file));
+      if (!anchor.empty() && file.extension() == ".md") {
+        auto a = fg::anchors(proc::slurp(file));
+        CHECK(std::find(a.begin(), a.end(), anchor) != a.end());
+      }
+    }
+  }
+}
+
+TEST_CASE("glossary: each chapter README links a term where it first appears", "[docs][cpu]") {
+  std::set<std::string> anchors_used;
+  int readmes = 0;
+  for (const auto& page : markdown_pages()) {
+    if (!is_chapter_readme(page)) continue;
+    ++readmes;
+    const std::string text = proc::slurp(page);
+    const auto uses = first_uses(text, page.parent_path());
+    for (const auto& u : uses) anchors_used.insert(u.anchor);
+    std::string problems;
+    for (const auto& s : unlinked_first_uses(text, page.parent_path())) problems += s + "\n";
+    INFO(fs::relative(page, kRoot).string() + ":\n" + problems);
+    CHECK(problems.empty());
+    CHECK(uses.size() >= 3);  // each chapter uses at least kernel, launch/GEMM, ...
+  }
+  CHECK(readmes >= 7);
+  CHECK(anchors_used.size() >= 12);  // the terms are in use, so the rule is not vacuous
+  const auto a = fg::anchors(proc::slurp(kRoot / "docs/glossary.md"));
+  for (const auto& t : kTerms) {  // and every term the check knows is a glossary heading
+    INFO(t.anchor);
+    CHECK(std::find(a.begin(), a.end(), t.anchor) != a.end());
+  }
+}
+
+TEST_CASE("glossary: a link moved past a term's first use fails; code, headings and other links do not count",
+          "[docs][cpu]") {
+  const fs::path dir = kRoot / "chapters/01_cold_64";
+  SECTION("chapter 01 with its first GEMM link moved to the next GEMM") {
+    const std::string original = proc::slurp(dir / "README.md");
+    const std::string linked = "[GEMM](../../docs/glossary.md#gemm)";
+    const size_t at = original.find(linked);
+    REQUIRE(at != std::string::npos);
+    REQUIRE(unlinked_first_uses(original, dir).empty());
+    std::string moved = original;
+    moved.replace(at, linked.size(), "GEMM");  // unlinked here ...
+    const Prose prose = prose_of(moved, dir);
+    static const std::regex gemm(R"(\bGEMMs?\b)", std::regex::icase);
+    std::smatch next;
+    const std::string after = prose.text.substr(at + 4);
+    REQUIRE(std::regex_search(after, next, gemm));
+    const size_t later = at + 4 + static_cast<size_t>(next.position(0));
+    moved.replace(later, next.length(0),
+                  "[" + next.str(0) + "](../../docs/glossary.md#gemm)");  // ... linked there
+    REQUIRE(moved.find(linked) != std::string::npos);
+    const auto problems = unlinked_first_uses(moved, dir);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0] == "line " + std::to_string(line_at(original, at)) +
+                             ": the first 'GEMM' is not a link to docs/glossary.md#gemm");
+  }
+  SECTION("the rule on small pages") {
+    auto problems = [&](const std::string& md) { return unlinked_first_uses(md, dir).size(); };
+    const std::string k = "[kernel](../../docs/glossary.md#kernel)";
+    CHECK(problems("A " + k + " runs.\n") == 0);
+    CHECK(problems("A kernel runs. Then a " + k + ".\n") == 1);                   // linked after first use
+    CHECK(problems("Two [kernels](../../docs/glossary.md#kernel) run.\n") == 0);  // plural
+    CHECK(problems("Two KERNELS run, then a " + k + ".\n") == 1);                 // any case
+    CHECK(problems("A [kernel](../../docs/glossary.md#launch) runs.\n") == 1);    // the wrong anchor
+    CHECK(problems("A [kernel](glossary.md#kernel) runs, a kernel.\n") ==
+          1);  // another page: its text does not count
+    CHECK(problems("A `kernel` in code, then a " + k + ".\n") == 0);
+    CHECK(problems("``a `kernel` span`` then a " + k + ".\n") == 0);
+    CHECK(problems("# A kernel heading\n\nThen a " + k + ".\n") == 0);
+    CHECK(problems("```\nkernel\n```\nThen a " + k + ".\n") == 0);
+    CHECK(problems("Run:\n\n    kernel --flag\n\nThen a " + k + ".\n") == 0);
+    CHECK(problems("See [the kernel chapter](../04_compute_bound_4096/README.md), then a " + k + ".\n") == 0);
+    CHECK(problems("2 us<!--fig label=kernel--> then a " + k + ".\n") == 0);
+    CHECK(problems("nvjet_sm90_kernel_name is an identifier, then a " + k + ".\n") == 0);
+    CHECK(problems("The dispatcher routes it; a [dispatch](../../docs/glossary.md#dispatch).\n") == 1);
+    CHECK(problems("A user\nannotation, then a [user annotation](../../docs/glossary.md#"
+                   "user-annotation-and-gpu_user_annotation).\n") == 1);
+    CHECK(problems("Nothing to link here.\n") == 0);
+  }
+}
+
+TEST_CASE("cheatsheet: every inspect rule it names is a registered fact", "[docs][cpu]") {
+  const std::string sheet = proc::slurp(kRoot / "docs/cheatsheet.md");
+  std::set<std::string> ids;
+  for (const auto& f : wb::all_facts()) ids.insert(std::string(f.id));
+  // Rules are written `rule:ID` in the sheet's last column.
+  static const std::regex rule(R"(`rule:([a-z_0-9]+)`)");
+  int named = 0;
+  std::set<std::string> used;
+  for (auto it = std::sregex_iterator(sheet.begin(), sheet.end(), rule); it != std::sregex_iterator(); ++it) {
+    INFO((*it)[1].str());
+    CHECK(ids.count((*it)[1].str()) == 1);
+    used.insert((*it)[1].str());
+    ++named;
+  }
+  CHECK(named >= 8);
+  // and every pattern row names at least one rule
+  std::istringstream in(sheet);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("| **", 0) != 0) continue;
+    INFO(line);
+    CHECK(line.find("`rule:") != std::string::npos);
+  }
+}
+
+TEST_CASE("cheatsheet: every lesson id in use has a row; a copy without one fails", "[docs][cpu]") {
+  const std::string sheet = proc::slurp(kRoot / "docs/cheatsheet.md");
+  const std::set<std::string> ids = lesson_ids_in_use();
+  for (const char* id : {"batch_chain", "cpu_shares", "gemm_tiles", "kernel_gaps", "pointwise_traffic",
+                         "view_ops", "work_per_step", "overhead_bound"})
+    CHECK(ids.count(id) == 1);
+  std::string missing;
+  for (const auto& id : missing_rules(sheet, ids)) missing += id + " ";
+  INFO("lesson ids with no cheatsheet row: " << missing);
+  CHECK(missing.empty());
+  // A copy of the sheet with one rule left out is caught, by name.
+  std::string copy = sheet;
+  const std::string cut = "`rule:batch_chain`";
+  REQUIRE(copy.find(cut) != std::string::npos);
+  for (size_t at; (at = copy.find(cut)) != std::string::npos;) copy.erase(at, cut.size());
+  std::vector<std::string> expected = missing_rules(sheet, ids);
+  expected.insert(std::lower_bound(expected.begin(), expected.end(), "batch_chain"), "batch_chain");
+  CHECK(missing_rules(copy, ids) == expected);
+}

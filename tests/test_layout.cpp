@@ -1,0 +1,138 @@
+// The shape of the tree, checked on the sources (issue: one shape for every chapter):
+//   * common/ is split by what each part may include: the torch-free libraries (core, lessons,
+//     render, cupti) never include LibTorch, and the LibTorch side (common/torch) never includes
+//     fmt or spdlog (LibTorch bundles its own fmt). The include paths enforce the first at build
+//     time (torch's headers are not on a torch-free target's path); this test names the file.
+//   * every test case carries an area tag ([chNN], [tools], [exercises], [docs], [core], ...)
+//     and a platform tag ([cpu] or [gpu]).
+//   * a chapter's main.cpp reads as the lesson: chapters 01-04 in at most 60 lines, chapter 05's
+//     learner-facing code in at most 150.
+#include <catch2/catch_test_macros.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kRoot = WORKBOOK_ROOT;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+std::vector<fs::path> sources_under(const fs::path& dir) {
+  std::vector<fs::path> out;
+  if (!fs::exists(dir)) return out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) {
+      const auto ext = e.path().extension().string();
+      if (ext == ".cpp" || ext == ".hpp" || ext == ".h" || ext == ".cu" || ext == ".cuh")
+        out.push_back(e.path());
+    }
+  return out;
+}
+
+// Includes in `text` that match `banned` (an #include line's target), as "file:line: #include ...".
+std::vector<std::string> banned_includes(const std::string& name, const std::string& text,
+                                         const std::regex& banned) {
+  std::vector<std::string> found;
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  static const std::regex include(R"(^\s*#\s*include\s*[<"]([^>"]+)[>"])");
+  while (std::getline(in, line)) {
+    ++n;
+    std::smatch m;
+    if (std::regex_search(line, m, include) && std::regex_search(m[1].str(), banned))
+      found.push_back(name + ":" + std::to_string(n) + ": " + line);
+  }
+  return found;
+}
+
+const std::regex kTorchHeaders(R"(^(torch|ATen|c10|caffe2)/)");
+const std::regex kFmtHeaders(R"(^(fmt|spdlog)/)");
+
+// TEST_CASE lines whose tags lack an area tag or a platform tag.
+std::vector<std::string> untagged_cases(const std::string& name, const std::string& text) {
+  // The name: string literals, possibly joined with macro arguments ("exercise " ID ": ...").
+  static const std::regex test_case(
+      R"re(TEST_CASE\s*\(\s*((?:"(?:[^"\\]|\\.)*"|\s|\w)+?)\s*(?:,\s*"([^"]*)")?\s*\))re");
+  static const std::regex area(
+      R"(\[(ch[0-9][0-9]|tools|exercises|docs|core|lessons|render|profiler|cupti|recordings|examples|layout|h200)\])");
+  static const std::regex platform(R"(\[(cpu|gpu)\])");
+  std::vector<std::string> bad;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), test_case); it != std::sregex_iterator();
+       ++it) {
+    const std::string tags = (*it)[2].matched ? (*it)[2].str() : "";
+    if (!std::regex_search(tags, area) || !std::regex_search(tags, platform))
+      bad.push_back(name + ": \"" + (*it)[1].str() + "\" has tags \"" + tags + "\"");
+  }
+  return bad;
+}
+
+int lines_of(const fs::path& p) {
+  std::ifstream in(p);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("layout: torch-free libraries include no LibTorch header, the torch side no fmt/spdlog",
+          "[layout][cpu]") {
+  std::vector<std::string> problems;
+  for (const char* lib : {"core", "lessons", "render", "cupti"})
+    for (const auto& f : sources_under(kRoot / "common" / lib))
+      for (auto& p : banned_includes(f.string(), slurp(f), kTorchHeaders)) problems.push_back(p);
+  for (const auto& f : sources_under(kRoot / "common" / "torch"))
+    for (auto& p : banned_includes(f.string(), slurp(f), kFmtHeaders)) problems.push_back(p);
+  for (const auto& p : problems) UNSCOPED_INFO(p);
+  CHECK(problems.empty());
+}
+
+TEST_CASE("layout: the include check finds a torch header in torch-free code", "[layout][cpu]") {
+  CHECK(banned_includes("x.cpp", "#include <torch/types.h>\n", kTorchHeaders).size() == 1);
+  CHECK(banned_includes("x.cpp", "  #  include \"ATen/Parallel.h\"\n", kTorchHeaders).size() == 1);
+  CHECK(banned_includes("x.cpp", "#include <spdlog/spdlog.h>\n", kFmtHeaders).size() == 1);
+  CHECK(banned_includes("x.cpp",
+                        "#include \"workbook/trace.hpp\"\n// #include <torch/torch.h> in a comment\n",
+                        kTorchHeaders)
+            .empty());
+}
+
+TEST_CASE("layout: every test case has an area tag and a platform tag", "[layout][cpu]") {
+  std::vector<std::string> problems;
+  for (const auto& f : sources_under(kRoot / "tests")) {
+    if (f.filename() == "test_layout.cpp") continue;  // its own examples below are meant to fail
+    for (auto& p : untagged_cases(f.filename().string(), slurp(f))) problems.push_back(p);
+  }
+  for (const auto& p : problems) UNSCOPED_INFO(p);
+  CHECK(problems.empty());
+  // The check itself fails on a case without them.
+  CHECK(untagged_cases("x.cpp", R"(TEST_CASE("a", "[ch01]") {})").size() == 1);
+  CHECK(untagged_cases("x.cpp", R"(TEST_CASE("a") {})").size() == 1);
+  CHECK(untagged_cases("x.cpp", R"(TEST_CASE("ex " ID ": b", "[exercises]") {})").size() == 1);
+  CHECK(untagged_cases("x.cpp", R"(TEST_CASE("ex " ID ": b", "[exercises][gpu]") {})").empty());
+  CHECK(untagged_cases("x.cpp", R"(TEST_CASE("a \"quoted\"", "[ch01][cpu]") {})").empty());
+}
+
+TEST_CASE("layout: chapter files read as the lesson (01-04 <= 60 lines, 05 <= 150)", "[layout][cpu]") {
+  for (const char* ch : {"01_cold_64", "02_warmup", "03_batched_bmm", "04_compute_bound_4096"}) {
+    INFO(ch);
+    CHECK(lines_of(kRoot / "chapters" / ch / "main.cpp") <= 60);
+  }
+  int ch05 = 0;
+  for (const auto& f : sources_under(kRoot / "chapters" / "05_compiled_addmm")) ch05 += lines_of(f);
+  CHECK(ch05 <= 150);
+}
