@@ -20,21 +20,6 @@
 #include "workbook/trace_diff.hpp"
 #include "workbook/trace_reader.hpp"
 
-namespace {
-// Big objects the process leaves to the OS at exit rather than freeing them one by one; held by
-// a global (volatile: the stores must stay), so leak checkers (the ASan build) see them
-// reachable, not lost.
-const void* volatile g_kept[4] = {};
-void keep_until_exit(const void* a, const void* b = nullptr) {
-  for (const void* p : {a, b})
-    for (auto& slot : g_kept)
-      if (!slot) {
-        slot = p;
-        break;
-      }
-}
-}  // namespace
-
 int main(int argc, char** argv) {
   CLI::App app{"Compare two Kineto traces step by step: ops, kernels, launches, CPU and GPU time."};
   std::string a_path, b_path, format = "text";
@@ -59,7 +44,7 @@ int main(int argc, char** argv) {
     std::cout.flush();
     // The process ends here: leave the two traces to the OS instead of freeing ~500k events
     // one by one (tens of ms on a 100 MB trace).
-    for (auto* loaded : {&a, &b}) keep_until_exit(loaded->first.release(), loaded->second.release());
+    for (auto* loaded : {&a, &b}) wb::keep_until_exit(loaded->first.release(), loaded->second.release());
     return d.changes() == 0 ? 0 : 3;
   } catch (const wb::TraceError& e) {
     std::cerr << "diff: cannot read trace: " << e.what() << "\n";

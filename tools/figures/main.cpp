@@ -3,7 +3,7 @@
 //   check   exit 0 when every marked figure agrees with its recording at the printed
 //           precision and (chapter READMEs) no figure is unbacked; 1 otherwise
 //   update  rewrite the marked numbers and quoted blocks from the recordings, print each change
-// With no FILE: chapters/*/README.md and docs/*.md. See include/workbook/figures.hpp.
+// With no FILE: chapters/*/README.md, README.md and docs/*.md. See include/workbook/figures.hpp.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   bool strict = false;
   app.add_option("mode", mode, "check or update")->required()->check(CLI::IsMember({"check", "update"}));
-  app.add_option("files", files, "Markdown files (default: chapters/*/README.md, docs/*.md)");
+  app.add_option("files", files, "Markdown files (default: chapters/*/README.md, README.md, docs/*.md)");
   app.add_option("--root", root, "the repository root")->check(CLI::ExistingDirectory);
   app.add_flag("--require-marks", strict, "every number-with-unit in FILEs must be sourced or labelled");
   CLI11_PARSE(app, argc, argv);

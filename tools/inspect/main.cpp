@@ -22,21 +22,6 @@
 #include "workbook/lessons.hpp"
 #include "workbook/trace_reader.hpp"
 
-namespace {
-// Big objects the process leaves to the OS at exit rather than freeing them one by one; held by
-// a global (volatile: the stores must stay), so leak checkers (the ASan build) see them
-// reachable, not lost.
-const void* volatile g_kept[4] = {};
-void keep_until_exit(const void* a, const void* b = nullptr) {
-  for (const void* p : {a, b})
-    for (auto& slot : g_kept)
-      if (!slot) {
-        slot = p;
-        break;
-      }
-}
-}  // namespace
-
 int main(int argc, char** argv) {
   CLI::App app{"Apply the workbook's profiler-reading rules to a Kineto trace."};
   std::string path, format = "text", chapter, dtype = "bf16";
@@ -73,7 +58,7 @@ int main(int argc, char** argv) {
         {"text", wb::Format::Text}, {"markdown", wb::Format::Markdown}, {"json", wb::Format::Json}};
     std::cout << wb::render_lessons(report, formats.at(format));
     std::cout.flush();
-    keep_until_exit(trace.release(), model.release());
+    wb::keep_until_exit(trace.release(), model.release());
     return 0;
   } catch (const wb::TraceError& e) {
     std::cerr << "inspect: cannot read trace: " << e.what() << "\n";

@@ -20,21 +20,6 @@
 #include "workbook/table.hpp"
 #include "workbook/trace_reader.hpp"
 
-namespace {
-// Big objects the process leaves to the OS at exit rather than freeing them one by one; held by
-// a global (volatile: the stores must stay), so leak checkers (the ASan build) see them
-// reachable, not lost.
-const void* volatile g_kept[4] = {};
-void keep_until_exit(const void* a, const void* b = nullptr) {
-  for (const void* p : {a, b})
-    for (auto& slot : g_kept)
-      if (!slot) {
-        slot = p;
-        break;
-      }
-}
-}  // namespace
-
 int main(int argc, char** argv) {
   CLI::App app{"Print key_averages().table() -- Python's profiler summary -- from a saved Kineto trace."};
   std::string path;
@@ -81,7 +66,7 @@ int main(int argc, char** argv) {
                 << " was recorded with profile_memory; Python's memory columns are not reproduced\n";
     std::cout << wb::key_averages_table(trace, opts, group);
     std::cout.flush();
-    keep_until_exit(owned.release());
+    wb::keep_until_exit(owned.release());
     return 0;
   } catch (const wb::TraceError& e) {
     std::cerr << "table: cannot read trace: " << e.what() << "\n";

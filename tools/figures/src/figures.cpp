@@ -550,6 +550,9 @@ std::vector<FileSet> default_files(const fs::path& root) {
   std::vector<FileSet> out;
   for (const auto& d : fs::directory_iterator(root / "chapters"))
     if (fs::exists(d.path() / "README.md")) out.push_back({d.path() / "README.md", true});
+  // The top README's marked figures (its Performance table) are synced too; unmarked ones are
+  // not required there.
+  if (fs::exists(root / "README.md")) out.push_back({root / "README.md", false});
   for (const auto& f : fs::directory_iterator(root / "docs"))
     if (f.path().extension() == ".md") {
       std::string n = f.path().filename().string();
