@@ -8,12 +8,11 @@
 
 #include "workbook/trace_model.hpp"
 #include "workbook/trace_reader.hpp"
+#include "fuzz_input.hpp"
 
 namespace {
 
-void require(bool ok) {
-  if (!ok) __builtin_trap();
-}
+using fuzz::require;
 
 void exercise(const wb::Trace& trace) {
   const wb::TraceModel model(trace);
@@ -43,14 +42,6 @@ void exercise(const wb::Trace& trace) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  wb::ReadOptions opts;
-  opts.max_bytes = 8 << 20;  // small limits: gzip bombs must be refused, not allocated
-  opts.max_events = 100'000;
-  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  try {
-    exercise(wb::parse_trace(bytes, "fuzz.json", opts));
-  } catch (const wb::TraceError& e) {
-    require(e.source() == "fuzz.json" && e.offset() >= -1);
-  }
+  if (const auto trace = fuzz::parse_input(data, size)) exercise(*trace);
   return 0;
 }

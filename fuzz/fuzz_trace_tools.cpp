@@ -15,12 +15,11 @@
 #include "workbook/trace_diff.hpp"
 #include "workbook/trace_model.hpp"
 #include "workbook/trace_reader.hpp"
+#include "fuzz_input.hpp"
 
 namespace {
 
-void require(bool ok) {
-  if (!ok) __builtin_trap();
-}
+using fuzz::require;
 
 void exercise(const wb::Trace& trace) {
   // table: Python's default sort, and the grouped variant with a row limit and a narrow name.
@@ -52,17 +51,7 @@ void exercise(const wb::Trace& trace) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  wb::ReadOptions opts;
-  opts.max_bytes = 8 << 20;  // small limits: gzip bombs must be refused, not allocated
-  opts.max_events = 100'000;
-  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  wb::Trace trace;
-  try {
-    trace = wb::parse_trace(bytes, "fuzz.json", opts);
-  } catch (const wb::TraceError& e) {
-    require(e.source() == "fuzz.json" && e.offset() >= -1);
-    return 0;
-  }
-  exercise(trace);  // an exception escaping from here is a bug: libFuzzer reports it
+  // An exception escaping from exercise() is a bug: libFuzzer reports it.
+  if (const auto trace = fuzz::parse_input(data, size)) exercise(*trace);
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <filesystem>
+#include <initializer_list>
 #include <string>
 
 #include "process.hpp"
@@ -24,6 +25,22 @@ const wb::DiffRow* find(const std::vector<wb::DiffRow>& rows, const std::string&
   for (const auto& r : rows)
     if (r.name == name) return &r;
   return nullptr;
+}
+
+// `diff` of two recorded runs of one chapter: expected_output/h200/<chapter>/<a>/ and <b>/.
+wb::TraceDiff recorded_diff(const std::string& chapter, const std::string& a, const std::string& b) {
+  const fs::path dir = fs::path(WORKBOOK_ROOT) / "expected_output/h200" / chapter;
+  const wb::Trace ta = wb::read_trace(dir / a / "trace.json"), tb = wb::read_trace(dir / b / "trace.json");
+  const wb::TraceModel ma(ta), mb(tb);
+  return wb::diff_traces(ma, mb);
+}
+
+void check_removed(const wb::TraceDiff& d, std::initializer_list<const char*> ops) {
+  for (const char* gone : ops) {
+    INFO(gone);
+    REQUIRE(find(d.ops, gone));
+    CHECK(find(d.ops, gone)->kind == wb::DiffKind::Removed);
+  }
 }
 }  // namespace
 
@@ -58,22 +75,12 @@ TEST_CASE("diff: chapter 05 eager -> addmm shows the rewrite and the GEMM's new 
 
 TEST_CASE("diff: chapter 06 eager -> aoti: the view chain goes, the GEMM kernel keeps its name",
           "[tools][cpu][diff][ch06]") {
-  const fs::path ch06 = fs::path(WORKBOOK_ROOT) / "expected_output/h200/06_linear";
-  const wb::Trace eager = wb::read_trace(ch06 / "eager/trace.json"),
-                  aoti = wb::read_trace(ch06 / "aoti/trace.json");
-  const wb::TraceModel me(eager), ma(aoti);
-  const wb::TraceDiff d = wb::diff_traces(me, ma);
-  for (const char* gone : {"aten::t", "aten::transpose", "aten::as_strided", "aten::addmm"}) {
-    INFO(gone);
-    REQUIRE(find(d.ops, gone));
-    CHECK(find(d.ops, gone)->kind == wb::DiffKind::Removed);
-  }
+  const wb::TraceDiff d = recorded_diff("06_linear", "eager", "aoti");
+  check_removed(d, {"aten::t", "aten::transpose", "aten::as_strided", "aten::addmm"});
   CHECK(d.renamed.empty());  // same name = same GPU work: the compiler kept eager's GEMM
   for (const auto& k : d.kernels) CHECK(k.kind == wb::DiffKind::Same);
   // Without the bias the GEMM is another kernel: the name changes.
-  const wb::Trace no_bias = wb::read_trace(ch06 / "no_bias/trace.json");
-  const wb::TraceModel mn(no_bias);
-  const wb::TraceDiff nb = wb::diff_traces(me, mn);
+  const wb::TraceDiff nb = recorded_diff("06_linear", "eager", "no_bias");
   REQUIRE(nb.renamed.size() == 1);
   CHECK_THAT(nb.renamed[0].a_name, ContainsSubstring("_bias_"));
   CHECK_THAT(nb.renamed[0].b_name, !ContainsSubstring("_bias_"));
@@ -81,16 +88,8 @@ TEST_CASE("diff: chapter 06 eager -> aoti: the view chain goes, the GEMM kernel 
 
 TEST_CASE("diff: chapter 07 eager -> aoti: gelu and mul become one Triton kernel, the GEMMs stay",
           "[tools][cpu][diff][ch07]") {
-  const fs::path ch07 = fs::path(WORKBOOK_ROOT) / "expected_output/h200/07_geglu_mlp";
-  const wb::Trace eager = wb::read_trace(ch07 / "eager/trace.json"),
-                  aoti = wb::read_trace(ch07 / "aoti/trace.json");
-  const wb::TraceModel me(eager), ma(aoti);
-  const wb::TraceDiff d = wb::diff_traces(me, ma);
-  for (const char* gone : {"aten::gelu", "aten::mul", "aten::mm"}) {
-    INFO(gone);
-    REQUIRE(find(d.ops, gone));
-    CHECK(find(d.ops, gone)->kind == wb::DiffKind::Removed);
-  }
+  const wb::TraceDiff d = recorded_diff("07_geglu_mlp", "eager", "aoti");
+  check_removed(d, {"aten::gelu", "aten::mul", "aten::mm"});
   int elementwise_removed = 0, triton_added = 0, gemm_changed = 0;
   for (const auto& k : d.kernels) {
     if (k.kernel_class == "elementwise" && k.kind == wb::DiffKind::Removed) ++elementwise_removed;
