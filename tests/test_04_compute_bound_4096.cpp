@@ -119,12 +119,21 @@ TEST_CASE("ch04 --experiment distribution on the CPU: 20 GEMM samples, one per s
   const auto r = chapter_runner::run(
       kChapter, {"--device", "cpu", "--experiment", "distribution", "--size", "1024", "--check"}, "cpu20");
   INFO(r.out << r.err);
+#ifdef WORKBOOK_SANITIZED_BUILD
+  // cpu_shares is a timing verdict: under ASan the dispatcher's share of the step grows past 2%
+  // (seen in CI's sanitizer pass), so --check may say 3 there; it is judged in the normal build.
+  // The twenty samples are checked in both.
+  REQUIRE((r.rc == 0 || r.rc == 3));
+#else
   REQUIRE(r.rc == 0);
+#endif
   const fs::path dir = r.dir / "distribution";
   const auto lessons = nlohmann::json::parse(proc::slurp(dir / "lessons.json"), nullptr, false);
   REQUIRE(lessons.is_object());
   CHECK(lessons["chapter"] == kDistribution);
+#ifndef WORKBOOK_SANITIZED_BUILD
   CHECK(lessons["summary"]["ok"] == true);
+#endif
   CHECK(fact(lessons, "cpu_shares")["data"]["steps"] == 20);
   const auto s = cpu_gemms(wb::read_trace(dir / "trace.json"));
   REQUIRE(s.size() == 20);
