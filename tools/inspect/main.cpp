@@ -19,6 +19,7 @@
 #include <string>
 
 #include "workbook/cli.hpp"
+#include "workbook/keep_until_exit.hpp"
 #include "workbook/lessons.hpp"
 #include "workbook/trace_reader.hpp"
 

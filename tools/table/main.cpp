@@ -17,6 +17,7 @@
 #include <string>
 
 #include "workbook/cli.hpp"
+#include "workbook/keep_until_exit.hpp"
 #include "workbook/table.hpp"
 #include "workbook/trace_reader.hpp"
 

@@ -31,17 +31,4 @@ inline std::optional<int> parse_flags(CLI::App& app, int argc, char** argv,
   return std::nullopt;
 }
 
-// The tools' big objects (a trace, its model) are left to the OS at exit rather than freed one by
-// one (on a 100 MB trace that is a noticeable part of the run). Held by a global (volatile: the
-// stores must stay), so leak checkers (the ASan build) see them reachable, not lost.
-inline void keep_until_exit(const void* a, const void* b = nullptr) {
-  static const void* volatile kept[8] = {};
-  for (const void* p : {a, b})
-    for (auto& slot : kept)
-      if (!slot) {
-        slot = p;
-        break;
-      }
-}
-
 }  // namespace wb
