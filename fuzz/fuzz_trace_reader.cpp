@@ -1,6 +1,7 @@
 // libFuzzer target: arbitrary bytes -> parse_trace -> TraceModel -> every query.
 // The only acceptable outcomes are a Trace that satisfies the invariants below, or a
-// TraceError naming the source. Anything else (a crash, a sanitizer report, another
+// TraceError naming the source; read in small pieces (ReadOptions::piece_bytes), the same
+// Trace or the same error. Anything else (a crash, a sanitizer report, another
 // exception type escaping, a broken invariant) is a bug. Build and run: fuzz/README.md.
 #include <cstddef>
 #include <cstdint>
@@ -42,6 +43,6 @@ void exercise(const wb::Trace& trace) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (const auto trace = fuzz::parse_input(data, size)) exercise(*trace);
+  if (const auto trace = fuzz::parse_input_checked(data, size)) exercise(*trace);
   return 0;
 }

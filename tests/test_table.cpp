@@ -49,6 +49,13 @@ Event annotation(std::string name, double start, double dur, int64_t id = 0) {
   return ev(Kind::UserAnnotation, std::move(name), start, dur, id);
 }
 
+// key_averages of a trace holding just these events.
+std::vector<TableRow> averages(std::vector<Event> events) {
+  Trace t;
+  t.events = std::move(events);
+  return wb::key_averages(t);
+}
+
 const TableRow& row(const std::vector<TableRow>& rows, const std::string& key, bool on_device = false) {
   for (const auto& r : rows)
     if (r.key == key && r.on_device == on_device) return r;
@@ -93,10 +100,9 @@ Trace gpu_step() {
 // ---- the numbers ----------------------------------------------------------------------------
 
 TEST_CASE("self time is total minus the direct children's total", "[core][table][common][cpu]") {
-  Trace t;
-  t.events = {annotation("ProfilerStep#1", 0, 100, 1), annotation("matmul_add", 10, 80, 2),
-              op("aten::matmul", 20, 40, 3), op("aten::mm", 25, 30, 4), op("aten::add", 65, 20, 5)};
-  const auto rows = wb::key_averages(t);
+  const auto rows =
+      averages({annotation("ProfilerStep#1", 0, 100, 1), annotation("matmul_add", 10, 80, 2),
+                op("aten::matmul", 20, 40, 3), op("aten::mm", 25, 30, 4), op("aten::add", 65, 20, 5)});
   REQUIRE(rows.size() == 5);
   CHECK(row(rows, "ProfilerStep*").self_cpu_ns == 20 * kUs);  // 100 - 80
   CHECK(row(rows, "ProfilerStep*").cpu_total_ns == 100 * kUs);
@@ -110,11 +116,10 @@ TEST_CASE("self time is total minus the direct children's total", "[core][table]
 }
 
 TEST_CASE("nesting is per thread and needs full containment", "[core][table][common][cpu]") {
-  Trace t;
-  t.events = {op("outer", 0, 100, 1, /*tid=*/1),        op("other_thread", 10, 20, 2, /*tid=*/2),
-              op("overlaps_end", 90, 20, 3, /*tid=*/1), op("inside", 20, 10, 4, /*tid=*/1),
-              op("first", 0, 10, 5, /*tid=*/3),         op("starts_at_its_end", 10, 5, 6, /*tid=*/3)};
-  const auto rows = wb::key_averages(t);
+  const auto rows =
+      averages({op("outer", 0, 100, 1, /*tid=*/1), op("other_thread", 10, 20, 2, /*tid=*/2),
+                op("overlaps_end", 90, 20, 3, /*tid=*/1), op("inside", 20, 10, 4, /*tid=*/1),
+                op("first", 0, 10, 5, /*tid=*/3), op("starts_at_its_end", 10, 5, 6, /*tid=*/3)});
   CHECK(row(rows, "outer").self_cpu_ns == 90 * kUs);  // only "inside" is its child
   CHECK(row(rows, "other_thread").self_cpu_ns == 20 * kUs);
   CHECK(row(rows, "overlaps_end").self_cpu_ns == 20 * kUs);
@@ -159,10 +164,8 @@ TEST_CASE("the GPU-side annotation is its own row, Self CUDA % over 100 like Pyt
 }
 
 TEST_CASE("rows group by name, device side and annotation flag", "[core][table][common][cpu]") {
-  Trace t;
-  t.events = {annotation("ProfilerStep#1", 0, 10, 1), annotation("ProfilerStep#2", 20, 10, 2),
-              annotation("x", 40, 5, 3), op("x", 50, 5, 4), op("x", 60, 5, 5)};
-  const auto rows = wb::key_averages(t);
+  const auto rows = averages({annotation("ProfilerStep#1", 0, 10, 1), annotation("ProfilerStep#2", 20, 10, 2),
+                              annotation("x", 40, 5, 3), op("x", 50, 5, 4), op("x", 60, 5, 5)});
   REQUIRE(rows.size() == 3);
   CHECK(rows[0].key == "ProfilerStep*");
   CHECK(rows[0].calls == 2);
@@ -198,20 +201,18 @@ TEST_CASE("what Python leaves out of the table", "[core][table][common][cpu]") {
 }
 
 TEST_CASE("a same-name only child is merged into its parent, as Python does", "[core][table][common][cpu]") {
-  Trace t;
-  t.events = {annotation("dup", 0, 10, 1),   annotation("dup", 1, 8, 2),   op("aten::mul", 2, 4, 3),
-              annotation("pair", 20, 10, 4), annotation("pair", 21, 3, 5), op("aten::add", 25, 4, 6)};
-  const auto rows = wb::key_averages(t);
+  const auto rows =
+      averages({annotation("dup", 0, 10, 1), annotation("dup", 1, 8, 2), op("aten::mul", 2, 4, 3),
+                annotation("pair", 20, 10, 4), annotation("pair", 21, 3, 5), op("aten::add", 25, 4, 6)});
   CHECK(row(rows, "dup").calls == 1);
   CHECK(row(rows, "dup").self_cpu_ns == 6 * kUs);  // 10 - 4: the merged child's self time too
   CHECK(row(rows, "pair").calls == 2);             // two children: no merge
 }
 
 TEST_CASE("async events have a total but no self time", "[core][table][common][cpu]") {
-  Trace t;
-  t.events = {op("outer", 0, 10, 1), op("async_op", 2, 4, 2)};
-  t.events[1].is_async = true;
-  const auto rows = wb::key_averages(t);
+  std::vector<Event> events = {op("outer", 0, 10, 1), op("async_op", 2, 4, 2)};
+  events[1].is_async = true;
+  const auto rows = averages(events);
   CHECK(row(rows, "outer").self_cpu_ns == 10 * kUs);
   CHECK(row(rows, "async_op").self_cpu_ns == 0);
   CHECK(row(rows, "async_op").cpu_total_ns == 4 * kUs);

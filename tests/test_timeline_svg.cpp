@@ -166,6 +166,8 @@ Doc parse_xml(const std::string& s) {
 // ------------------------------------------------------------------ synthetic traces
 constexpr int64_t us(double v) { return static_cast<int64_t>(v * 1000.0); }
 
+using wb::Kind;
+
 const std::string kGemm = "nvjet_sm90_tst_64x8_64x16_1x4_h_bz_NNT";
 const std::string kAdd =
     "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, "
@@ -176,15 +178,25 @@ struct Builder {
   int64_t next_ext = 1, next_corr = 100;
   static constexpr int64_t kBase = us(1000);  // the clock does not start at 0 in real traces
 
-  int64_t cpu(wb::Kind k, const std::string& name, double start, double dur, int64_t tid = 4242) {
+  Builder() = default;
+  explicit Builder(std::string source) { t.source = std::move(source); }
+
+  // An event of kind `k` (its category the kind's name) at `start` µs for `dur` µs.
+  static wb::Event event(wb::Kind k, const std::string& name, double start, double dur, int64_t pid,
+                         int64_t tid) {
     wb::Event e;
-    e.name = name;
-    e.kind = k;
     e.category = std::string(wb::kind_name(k));
+    e.kind = k;
+    e.name = name;
     e.start_ns = kBase + us(start);
     e.dur_ns = us(dur);
-    e.pid = 4242;
+    e.pid = pid;
     e.tid = tid;
+    return e;
+  }
+
+  int64_t cpu(wb::Kind k, const std::string& name, double start, double dur, int64_t tid = 4242) {
+    wb::Event e = event(k, name, start, dur, 4242, tid);
     e.id = next_ext++;
     t.events.push_back(e);
     return e.id;
@@ -194,46 +206,24 @@ struct Builder {
               wb::Kind work, const std::string& work_name, double offset, double work_dur, int64_t stream = 7,
               int64_t tid = 4242) {
     const int64_t corr = next_corr++;
-    wb::Event c;
-    c.name = call_name;
-    c.kind = call;
-    c.category = std::string(wb::kind_name(call));
-    c.start_ns = kBase + us(start);
-    c.dur_ns = us(dur);
-    c.pid = 4242;
-    c.tid = tid;
+    wb::Event c = event(call, call_name, start, dur, 4242, tid);
     c.id = corr;
     c.linked_id = ext;
     t.events.push_back(c);
-    wb::Event k;
-    k.name = work_name;
-    k.kind = work;
-    k.category = std::string(wb::kind_name(work));
-    k.start_ns = kBase + us(start + offset);
-    k.dur_ns = us(work_dur);
-    k.pid = 0;
-    k.tid = stream;
+    wb::Event k = event(work, work_name, start + offset, work_dur, 0, stream);
     k.id = corr;
     k.linked_id = ext;
     t.events.push_back(k);
   }
+  // Category "gpu_user_annotation", on device 0.
   void gpu_annotation(const std::string& name, double start, double dur, int64_t stream = 7) {
-    wb::Event e;
-    e.name = name;
-    e.kind = wb::Kind::GpuUserAnnotation;
-    e.category = "gpu_user_annotation";
-    e.start_ns = kBase + us(start);
-    e.dur_ns = us(dur);
-    e.pid = 0;
-    e.tid = stream;
-    t.events.push_back(e);
+    t.events.push_back(event(wb::Kind::GpuUserAnnotation, name, start, dur, 0, stream));
   }
 };
 
 // One eager step of y = add(matmul(x, w), b) at 64x64 on the H200.
 // `dead` is the gap between matmul_add and aten::matmul (21 µs cold, ~1-2 µs later).
 void eager_step(Builder& b, int n, double t0, double width, double dead, double gemm_lat, double add_lat) {
-  using wb::Kind;
   b.cpu(Kind::UserAnnotation, "ProfilerStep#" + std::to_string(n), t0, width);
   b.cpu(Kind::UserAnnotation, "matmul_add", t0 + 1.5, width - 7);
   const double mm0 = t0 + 1.5 + dead;
@@ -251,18 +241,10 @@ void eager_step(Builder& b, int n, double t0, double width, double dead, double 
 
 // Three active steps like the H200 cold 64x64 probe, plus the profiler's end-of-window sync.
 wb::Trace h200_cold_64() {
-  Builder b;
-  b.t.source = "synthetic_h200_cold_64.json";
+  Builder b("synthetic_h200_cold_64.json");
   b.t.devices.push_back({0, "NVIDIA H200", 9, 0, int64_t{150} << 30, 132});
-  wb::Event span;  // the whole-capture span Kineto writes; never drawn as a bar
-  span.name = "PyTorch Profiler (0)";
-  span.kind = wb::Kind::Trace;
-  span.category = "Trace";
-  span.start_ns = Builder::kBase - us(40);
-  span.dur_ns = us(480);
-  span.pid = -1;
-  span.tid = -1;
-  b.t.events.push_back(span);
+  // The whole-capture span Kineto writes (category "Trace"); never drawn as a bar.
+  b.t.events.push_back(Builder::event(wb::Kind::Trace, "PyTorch Profiler (0)", -40, 480, -1, -1));
   eager_step(b, 2, 0, 220.7, 21.0, 19.7, 14.2);
   eager_step(b, 3, 222.0, 77.4, 1.7, 10.5, 9.4);
   eager_step(b, 4, 300.5, 61.3, 1.1, 10.1, 9.9);
@@ -272,9 +254,7 @@ wb::Trace h200_cold_64() {
 
 // Two CPU threads and two streams (e.g. a data-loader thread and a side stream).
 wb::Trace two_threads_two_streams() {
-  Builder b;
-  b.t.source = "two_by_two";
-  using wb::Kind;
+  Builder b("two_by_two");
   b.cpu(Kind::UserAnnotation, "ProfilerStep#0", 0, 100);
   const int64_t mm = b.cpu(Kind::CpuOp, "aten::mm", 10, 30);
   b.launch(Kind::Runtime, "cudaLaunchKernel", mm, 20, 5, Kind::Kernel, kGemm, 12, 4, 7);
@@ -286,9 +266,7 @@ wb::Trace two_threads_two_streams() {
 
 // What a plain CPU profile looks like: steps, ops, no device at all.
 wb::Trace cpu_only() {
-  Builder b;
-  b.t.source = "cpu_only";
-  using wb::Kind;
+  Builder b("cpu_only");
   for (int n = 2; n <= 4; ++n) {
     const double t0 = (n - 2) * 100.0;
     b.cpu(Kind::UserAnnotation, "ProfilerStep#" + std::to_string(n), t0, 90);
@@ -301,9 +279,7 @@ wb::Trace cpu_only() {
 }
 
 wb::Trace without_steps() {
-  Builder b;
-  b.t.source = "no_steps";
-  using wb::Kind;
+  Builder b("no_steps");
   b.cpu(Kind::UserAnnotation, "matmul_add", 0, 70);
   b.cpu(Kind::CpuOp, "aten::mm", 5, 40);
   return b.t;
@@ -643,27 +619,28 @@ TEST_CASE("options that make no sense are clear errors", "[render][timeline][com
     }
     FAIL("no error for: " << part);
   };
-  wb::TimelineOptions o;
-  o.from_ns = 10;
-  o.to_ns = 10;
-  fails(o, "empty time range");
-  o = {};
-  o.from_ns = 10;
-  fails(o, "both ends");
-  o = {};
-  o.first_step = 7;
-  o.last_step = 9;
-  fails(o, "ProfilerStep#2 to #4, none in 7-9");
-  o.first_step = 4;
-  o.last_step = 2;
-  fails(o, "inverted");
-  o = {};
-  o.width_px = 50;
-  fails(o, "width");
-  o = {};
-  o.from_ns = std::numeric_limits<int64_t>::min();  // would overflow end - start
-  o.to_ns = std::numeric_limits<int64_t>::max();
-  fails(o, "longer than a day");
+  // Fresh options with only the time range, or only the steps, set.
+  auto range = [](std::optional<int64_t> from, std::optional<int64_t> to) {
+    wb::TimelineOptions o;
+    o.from_ns = from;
+    o.to_ns = to;
+    return o;
+  };
+  auto steps = [](int first, int last) {
+    wb::TimelineOptions o;
+    o.first_step = first;
+    o.last_step = last;
+    return o;
+  };
+  fails(range(10, 10), "empty time range");
+  fails(range(10, std::nullopt), "both ends");
+  fails(steps(7, 9), "ProfilerStep#2 to #4, none in 7-9");
+  fails(steps(4, 2), "inverted");
+  wb::TimelineOptions narrow;
+  narrow.width_px = 50;
+  fails(narrow, "width");
+  // Would overflow end - start.
+  fails(range(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()), "longer than a day");
 
   const auto plain = without_steps();
   wb::TraceModel pm(plain);

@@ -466,3 +466,170 @@ TEST_CASE("record_shapes: input shapes as Python prints them, FLOPs by torch's f
   CHECK(ev("aten::mul").flops == 0);
   CHECK(ev("PyTorch Profiler (0)").input_shapes.empty());
 }
+
+// ---- big inputs are read in pieces (ReadOptions::piece_bytes): the same trace, or the same error
+namespace {
+
+// Every field the reader fills, one line per event.
+std::string dump(const wb::Trace& t) {
+  std::ostringstream o;
+  o << t.base_ns << '|' << t.source << '|' << t.record_shapes << t.with_flops << t.profile_memory << '\n';
+  for (const auto& d : t.devices)
+    o << d.id << d.name << d.compute_major << d.compute_minor << d.total_global_mem << d.num_sms << '\n';
+  for (const auto& e : t.events) {
+    o << e.name << '|' << static_cast<int>(e.kind) << '|' << e.category << '|' << e.start_ns << '|'
+      << e.dur_ns << '|' << e.pid << '|' << e.tid << '|' << e.id << '|' << e.linked_id << '|' << e.is_async
+      << '|' << e.bytes << '|' << e.input_shapes << '|' << e.flops;
+    if (const auto& k = e.kernel)
+      o << '|' << k->registers_per_thread << ',' << k->shared_memory << ',' << k->grid[0] << ',' << k->grid[1]
+        << ',' << k->grid[2] << ',' << k->block[0] << ',' << k->block[1] << ',' << k->block[2] << ','
+        << k->blocks_per_sm << ',' << k->warps_per_sm;
+    o << '\n';
+  }
+  return o.str();
+}
+
+// What reading `json` gives: the dump, or the error's text.
+std::string outcome(const std::string& json, int64_t piece_bytes) {
+  wb::ReadOptions o;
+  o.piece_bytes = piece_bytes;
+  try {
+    return dump(wb::parse_trace(json, "pieces.json", o));
+  } catch (const wb::TraceError& e) {
+    return std::string("TraceError at ") + std::to_string(e.offset()) + ": " + e.what();
+  }
+}
+
+// A trace laid out as Kineto writes it: one event per group of lines, "  },\n  {" between them.
+std::string kineto_layout(const std::vector<std::string>& events, const std::string& before = "",
+                          const std::string& after = "") {
+  std::string s = "{\n  \"schemaVersion\": 1," + before + "\n  \"traceEvents\": [\n";
+  for (size_t i = 0; i < events.size(); ++i) s += (i ? ",\n  {\n    " : "  {\n    ") + events[i] + "\n  }";
+  return s + "\n  ]," + after + "\n  \"traceName\": \"t\"\n}";
+}
+
+std::vector<std::string> op_events(int n) {
+  std::vector<std::string> ev;
+  for (int i = 0; i < n; ++i)
+    ev.push_back(R"("ph": "X", "cat": "cpu_op", "name": "aten::op)" + std::to_string(i % 7) +
+                 R"(", "pid": 7, "tid": 8, "ts": )" + std::to_string(1000 + 10 * i) +
+                 R"(.125, "dur": 5.5, "args": {"External id": )" + std::to_string(i + 1) + "}");
+  return ev;
+}
+
+}  // namespace
+
+TEST_CASE("a trace read in pieces is the trace read whole: every recording and fixture",
+          "[core][reader][pieces][cpu]") {
+  std::vector<fs::path> files;
+  for (const char* dir : {"expected_output", "tests/data/python", "tests/data/traces"})
+    for (const auto& e : fs::recursive_directory_iterator(fs::path(WORKBOOK_ROOT) / dir)) {
+      const std::string name = e.path().filename().string();
+      auto ends = [&](const std::string& tail) {
+        return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+      };
+      if (name == "trace.json" || ends(".json.gz") ||
+          (std::string(dir) == "tests/data/traces" && ends(".json")))
+        files.push_back(e.path());
+    }
+  REQUIRE(files.size() >= 30);
+  for (const auto& f : files) {
+    INFO(f.string());
+    const std::string bytes = slurp(f);
+    const std::string whole = outcome(bytes, 0);
+    for (int64_t piece : {64, 1000, 20000}) {
+      INFO("piece_bytes " << piece);
+      CHECK(outcome(bytes, piece) == whole);
+    }
+  }
+}
+
+TEST_CASE("a trace read in pieces: cuts in the wrong place, names, errors", "[core][reader][pieces][cpu]") {
+  // Sizes small enough that every case below is cut many times.
+  const int64_t kPiece = 64;
+  SECTION("plain events (the reference for the others)") {
+    const std::string t = kineto_layout(op_events(200));
+    CHECK(outcome(t, 0).find("aten::op6") != std::string::npos);
+    CHECK(outcome(t, kPiece) == outcome(t, 0));
+  }
+  SECTION("args holding objects laid out like events: a cut there is at the wrong depth") {
+    auto ev = op_events(120);
+    for (size_t i = 0; i < ev.size(); i += 3)
+      ev[i].insert(ev[i].size() - 1,
+                   ", \"list\": [\n  {\"a\": 1},\n  {\"b\": [\n  {}\n  ]},\n  {\"c\": 3}\n  ]");
+    const std::string t = kineto_layout(ev);
+    CHECK(outcome(t, 0).find("TraceError") == std::string::npos);
+    CHECK(outcome(t, kPiece) == outcome(t, 0));
+  }
+  SECTION("pids and tids that are names are numbered in the order they come, across pieces") {
+    auto ev = op_events(150);
+    ev[3] = R"("ph": "M", "name": "process_name", "pid": "Spans", "tid": "Zeta", "args": {"name": "x"})";
+    ev[70] = R"("ph": "i", "name": "Iteration Start", "pid": "Traces", "tid": "", "ts": 1500.5)";
+    ev[71] =
+        R"("ph": "X", "cat": "kernel", "name": "k", "pid": "Spans", "tid": "Later", "ts": 1600, "dur": 2, )"
+        R"("args": {"device": 0, "stream": 7, "correlation": 9})";
+    ev[140] = R"("ph": "i", "name": "Record Window End", "pid": "Zeta", "tid": "Traces", "ts": 1700)";
+    const std::string t = kineto_layout(ev);
+    CHECK(outcome(t, kPiece) == outcome(t, 0));
+  }
+  SECTION("the top level around the array: devices, flags, base time, a second traceEvents") {
+    const std::string t = kineto_layout(op_events(90),
+                                        R"(
+  "deviceProperties": [
+  {"id": 0, "name": "NVIDIA H200", "computeMajor": 9, "computeMinor": 0, "numSms": 132}
+  ],
+  "traceName2": "a \"traceEvents\": [ inside a string",
+  "record_shapes": 1,)",
+                                        "\n  \"baseTimeNanoseconds\": 1700000000000000000,\n  "
+                                        "\"traceEvents\": [{\"ph\": \"i\", \"ts\": 5},\n  "
+                                        "{\"ph\": \"i\", \"ts\": 6, \"pid\": \"Spans\"}],");
+    CHECK(outcome(t, kPiece) == outcome(t, 0));
+  }
+  SECTION("broken input gives the same error, at the same byte") {
+    const std::string good = kineto_layout(op_events(100));
+    std::vector<std::string> broken;
+    auto ev = op_events(100);
+    ev[50] = R"("cat": "cpu_op", "name": "no phase", "ts": 1, "dur": 1)";
+    broken.push_back(kineto_layout(ev));  // an event without "ph", in the middle
+    ev = op_events(100);
+    ev[60] = R"("ph": "X", "name": "a},
+  {", "ts": 1, "dur": 1)";
+    broken.push_back(kineto_layout(ev));  // a raw newline inside a string: "},\n  {" in it
+    ev = op_events(100);
+    ev[40] += ", \"args2\": [1, 2";
+    broken.push_back(kineto_layout(ev));  // a bracket never closed
+    ev = op_events(100);
+    ev[40] += "}";
+    broken.push_back(kineto_layout(ev));                       // one closed too many
+    broken.push_back(good.substr(0, good.size() / 2));         // truncated in the middle
+    broken.push_back(good.substr(0, good.size() - 3) + "]]");  // the end mangled
+    for (const auto& b : broken) {
+      const std::string whole = outcome(b, 0);
+      INFO(whole.substr(0, 200));
+      CHECK(whole.rfind("TraceError", 0) == 0);
+      CHECK(outcome(b, kPiece) == whole);
+    }
+  }
+  SECTION("max_events counts every piece") {
+    const std::string t = kineto_layout(op_events(100));
+    wb::ReadOptions o;
+    o.piece_bytes = kPiece;
+    o.max_events = 99;
+    CHECK_THROWS_WITH(wb::parse_trace(t, "x", o), ContainsSubstring("max_events"));
+    o.max_events = 100;
+    CHECK(wb::parse_trace(t, "x", o).events.size() == 100);
+  }
+}
+
+TEST_CASE("every fuzz corpus file reads the same in pieces as whole", "[core][reader][pieces][fuzz][cpu]") {
+  // The fuzz target checks this on every input (fuzz_input.hpp); here on the corpus, in CI.
+  const fs::path corpus = fs::path(WORKBOOK_ROOT) / "fuzz" / "corpus" / "trace_reader";
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(corpus)) {
+    INFO(entry.path().filename().string());
+    const std::string bytes = slurp(entry.path());
+    CHECK(outcome(bytes, 32) == outcome(bytes, 0));
+    ++files;
+  }
+  CHECK(files >= 20);
+}

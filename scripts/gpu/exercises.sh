@@ -5,6 +5,8 @@
 # copies everything the runs wrote, with provenance, to $OUT as one tar.
 #
 #   scripts/gpu/exercises.sh            # on the GPU machine, from the repository root; OUT=... set
+#   BUILD_DIR=/tmp/bgpu SKIP_CTEST=1 scripts/gpu/exercises.sh   # after record_h200.sh test (same
+#                                       # build; its ctest already ran test_exercises)
 #
 # Output: $OUT/exercises-gpu.tar.gz holding PROVENANCE (commit, date, nvidia-smi), ctest.log,
 # check_exercises.txt, student.txt and runs/ (each check's program.log, trace.json, run.json,
@@ -22,15 +24,21 @@ rc=0
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 || echo "no nvidia-smi"
 } > "$work/PROVENANCE"
 
+B="${BUILD_DIR:-build}"
+export BUILD_DIR="$B"
 ./workbook build --target exercises exercise test_exercises > "$work/build.log" 2>&1 || { echo "build failed" >&2; tail -40 "$work/build.log"; rc=1; }
 
 if [ "$rc" -eq 0 ]; then
-  ctest --test-dir build -R 'exercise' --output-on-failure > "$work/ctest.log" 2>&1 || rc=1
-  scripts/check_exercises.sh build --device cuda --keep "$work/runs/defaults" > "$work/check_exercises.txt" 2>&1 || rc=1
+  if [ "${SKIP_CTEST:-0}" = 1 ]; then
+    echo "test_exercises: run by the suite's ctest in the same build (SKIP_CTEST=1)" > "$work/ctest.log"
+  else
+    ctest --test-dir "$B" -R 'exercise' --output-on-failure > "$work/ctest.log" 2>&1 || rc=1
+  fi
+  scripts/check_exercises.sh "$B" --device cuda --keep "$work/runs/defaults" > "$work/check_exercises.txt" 2>&1 || rc=1
   # As a learner: every solution must pass its own variation on the GPU too.
   : > "$work/student.txt"
-  for id in $(build/bin/exercise list --ids); do
-    build/bin/exercise --state "$work/runs/student" check "$id" --solution --device cuda --student h200-check \
+  for id in $("$B/bin/exercise" list --ids); do
+    "$B/bin/exercise" --state "$work/runs/student" check "$id" --solution --device cuda --student h200-check \
       >> "$work/student.txt" 2>&1
     code=$?
     echo "== $id solution --student h200-check: exit $code" >> "$work/student.txt"

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
@@ -89,19 +90,22 @@ std::string_view rewrite_name(std::string_view name) {
 
 // Per-thread state keyed by (pid, tid). Events come thread after thread in long runs, so the
 // last lookup is remembered.
+// A trace has a handful of threads, so a short list searched in order beats a tree.
 template <class V>
 class PerThread {
  public:
   V& operator[](const ThreadKey& k) {
     if (!last_ || last_key_ != k) {
-      last_ = &map_[k];
+      auto it = std::find_if(slots_.begin(), slots_.end(), [&](const auto& s) { return s.first == k; });
+      if (it == slots_.end()) it = slots_.insert(slots_.end(), {k, std::make_unique<V>()});
+      last_ = it->second.get();
       last_key_ = k;
     }
     return *last_;
   }
 
  private:
-  std::map<ThreadKey, V> map_;  // node-based: references stay valid
+  std::vector<std::pair<ThreadKey, std::unique_ptr<V>>> slots_;  // boxed: references stay valid
   ThreadKey last_key_{};
   V* last_ = nullptr;
 };
@@ -112,36 +116,45 @@ class PerThread {
 // that id the overhead row receives the device time of that op's kernels a second time. Python's
 // tables of cold runs show this double count; we mirror it so the two tables agree.
 void borrow_correlation_ids(std::vector<Node>& nodes) {
-  PerThread<std::vector<int>> open;
+  struct Open {
+    int node;
+    int64_t min_end;  // the earliest end of this entry and every entry below it
+  };
+  PerThread<std::vector<Open>> open;
   for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
     Node& n = nodes[i];
     // Linked Kineto events already hang off their op and stay out of this tree.
     if (n.side != Side::Cpu || (!n.is_op() && n.linked_id != 0)) continue;
     auto& stack = open[n.thread];
-    // Events that ended before this one starts are closed, with whatever is still above them.
-    stack.erase(
-        std::find_if(stack.begin(), stack.end(), [&](int j) { return nodes[j].end_ns() < n.start_ns; }),
-        stack.end());
-    if (n.id == 0 && !stack.empty()) n.id = nodes[stack.back()].id;
-    if (n.dur_ns > 0) stack.push_back(i);
+    // Events that ended before this one starts are closed, with whatever is still above them:
+    // the stack is cut at the lowest such entry, the first whose min_end (non-increasing up the
+    // stack) is before the start.
+    if (!stack.empty() && stack.back().min_end < n.start_ns)
+      stack.erase(std::partition_point(stack.begin(), stack.end(),
+                                       [&](const Open& o) { return o.min_end >= n.start_ns; }),
+                  stack.end());
+    if (n.id == 0 && !stack.empty()) n.id = nodes[stack.back().node].id;
+    if (n.dur_ns > 0)
+      stack.push_back({i, stack.empty() ? n.end_ns() : std::min(stack.back().min_end, n.end_ns())});
   }
 }
 
-// Python's times are relative to the profiler's start (result.trace_start_ns()), which Kineto
-// writes as the start of the "PyTorch Profiler (N)" span (category "Trace"). Without one, the
-// earliest event stands in (the reader's 0).
-int64_t trace_start_ns(const Trace& trace) {
-  for (const Event& e : trace.events)
-    if (e.kind == Kind::Trace) return e.start_ns;
-  return 0;
-}
-
 std::vector<Node> build_event_list(const Trace& trace) {
-  const int64_t t0 = trace_start_ns(trace);
+  // Python's times are relative to the profiler's start (result.trace_start_ns()), which Kineto
+  // writes as the start of the "PyTorch Profiler (N)" span (category "Trace"): the first one in
+  // the file. Without one, the earliest event stands in (the reader's 0).
+  int64_t t0 = 0;
+  bool have_t0 = false;
+  // Device work with the op it belongs to ("External id"), in file order: GPU attribution below.
+  struct DeviceSpan {
+    int64_t link, start_ns, end_ns;
+  };
+  std::vector<DeviceSpan> device_spans;
   // Kineto-side CPU events (runtime/driver calls, overhead) belong to the thread of the op they
   // ran in. Without one, Python gives them the thread that post-processes the profile; here the
   // thread of the earliest op/annotation stands in for it.
   std::unordered_map<int64_t, ThreadKey> op_thread;
+  op_thread.reserve(trace.events.size() / 2);
   const Event* first_op = nullptr;
 
   // Python's final order: by start, longer first on ties, then file order (a stable sort).
@@ -158,11 +171,20 @@ std::vector<Node> build_event_list(const Trace& trace) {
   order.reserve(trace.events.size());
   for (size_t i = 0; i < trace.events.size(); ++i) {
     const Event& e = trace.events[i];
+    if (e.kind == Kind::Trace && !have_t0) {
+      t0 = e.start_ns;
+      have_t0 = true;
+    }
     if (e.kind == Kind::CpuOp || e.kind == Kind::UserAnnotation) {
       if (e.id > 0) op_thread.emplace(e.id, ThreadKey{e.pid, e.tid});
       if (!first_op || e.start_ns < first_op->start_ns) first_op = &e;
     }
-    if (side_of(e) == Side::Skip || is_filtered_name(e.name)) continue;
+    const Side side = side_of(e);
+    if (side == Side::Skip || is_filtered_name(e.name)) continue;
+    // Not the GPU-side annotation: it names its CPU annotation, yet Python never adds it to that
+    // annotation's CUDA time (the H200 tables: matmul_add's CUDA total = its kernels only).
+    if (side == Side::Device && e.kind != Kind::GpuUserAnnotation && e.linked_id > 0)
+      device_spans.push_back({e.linked_id, e.start_ns, e.end_ns()});
     order.push_back({e.start_ns, -e.end_ns(), i});
   }
   std::stable_sort(order.begin(), order.end());  // merge sort: events come nearly in order
@@ -197,20 +219,16 @@ std::vector<Node> build_event_list(const Trace& trace) {
 
   // GPU attribution: device events are filed under their linked id (the op's "External id");
   // each unlinked, synchronous CPU event takes the time of the device work filed under its id.
-  std::unordered_map<int64_t, int64_t> device_by_link;
-  for (const auto& n : nodes)
-    // Not the GPU-side annotation: it names its CPU annotation, yet Python never adds it to that
-    // annotation's CUDA time (the H200 tables: matmul_add's CUDA total = its kernels only).
-    if (n.side == Side::Device && n.kind != Kind::GpuUserAnnotation && n.linked_id > 0)
-      device_by_link[n.linked_id] += n.dur_ns;
   // Python appends each op's kernels in the order of its event list (here: file order).
+  std::unordered_map<int64_t, int64_t> device_by_link;
   std::unordered_map<int64_t, std::vector<double>> device_us_by_link;
-  for (const Event& e : trace.events)
-    if (side_of(e) == Side::Device && e.kind != Kind::GpuUserAnnotation && e.linked_id > 0 &&
-        !is_filtered_name(e.name))
-      device_us_by_link[e.linked_id].push_back(static_cast<double>(e.end_ns() - t0) / 1000.0 -
-                                               static_cast<double>(e.start_ns - t0) / 1000.0);
+  for (const DeviceSpan& d : device_spans) {
+    device_by_link[d.link] += d.end_ns - d.start_ns;
+    device_us_by_link[d.link].push_back(static_cast<double>(d.end_ns - t0) / 1000.0 -
+                                        static_cast<double>(d.start_ns - t0) / 1000.0);
+  }
   for (auto& n : nodes) {
+    if (device_spans.empty()) break;  // a CPU-only trace: nothing to attribute
     if (n.linked_id != 0 || !n.in_tree() || n.id <= 0) continue;
     if (auto it = device_by_link.find(n.id); it != device_by_link.end()) n.kernels_ns = it->second;
     if (auto it = device_us_by_link.find(n.id); it != device_us_by_link.end()) n.kernels_us = it->second;
@@ -264,14 +282,15 @@ void remove_dup_nodes(std::vector<Node>& nodes) {
 }  // namespace
 
 bool is_filtered_name(std::string_view name) {
-  static constexpr std::string_view kFiltered[] = {"[memory]",
-                                                   "[OutOfMemory]",
-                                                   "profiler::_record_function_enter",
-                                                   "profiler::_record_function_enter_new",
-                                                   "profiler::_record_function_exit",
-                                                   "aten::is_leaf",
-                                                   "aten::output_nr",
-                                                   "aten::_version"};
+  // Python's table leaves these out (profiler_util.py's _filter_name):
+  static constexpr std::string_view kFiltered[] = {
+      // memory records (profile_memory) and out-of-memory markers,
+      "[memory]", "[OutOfMemory]",
+      // record_function's own enter/exit calls,
+      "profiler::_record_function_enter", "profiler::_record_function_enter_new",
+      "profiler::_record_function_exit",
+      // and the tensor queries autograd makes around every op.
+      "aten::is_leaf", "aten::output_nr", "aten::_version"};
   return std::find(std::begin(kFiltered), std::end(kFiltered), name) != std::end(kFiltered);
 }
 

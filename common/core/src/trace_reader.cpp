@@ -41,7 +41,11 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -274,20 +278,29 @@ int64_t flops_from_args(std::string_view op, std::string_view dims, std::string_
 
 class Parser {
  public:
-  Parser(const PaddedBuffer& buf, const std::string& source, const ReadOptions& opts)
-      : buf_(buf), source_(source), opts_(opts) {}
+  // `pieces`: this parser reads a part of a trace for parse_in_pieces (below): it gives up at
+  // the first problem without locating it (the whole input is then read again, the usual way,
+  // which says where), and leaves pid/tid names and the time shift to the caller.
+  Parser(const PaddedBuffer& buf, const std::string& source, const ReadOptions& opts, bool pieces = false)
+      : buf_(&buf), source_(source), opts_(opts), pieces_(pieces) {}
 
   Trace run() {
-    if (buf_.len == 0) fail(0, "empty input: expected a JSON object with \"traceEvents\"");
-    if (buf_.len > simdjson::SIMDJSON_MAXSIZE_BYTES)
-      fail(-1, "input of " + human_bytes(static_cast<int64_t>(buf_.len)) +
-                   " is larger than the JSON parser's 4 GiB limit");
     od::parser parser;
+    read_document(parser, buf_->len);
+    normalize_time(trace_, base_time_ns_, base_time_offset_);
+    return std::move(trace_);
+  }
+
+  // The top-level object. `events_bytes`: how much of the input the events take (to reserve).
+  void read_document(od::parser& parser, size_t events_bytes) {
+    if (buf_->len == 0) fail(0, "empty input: expected a JSON object with \"traceEvents\"");
+    if (buf_->len > simdjson::SIMDJSON_MAXSIZE_BYTES)
+      fail(-1, "input of " + human_bytes(static_cast<int64_t>(buf_->len)) +
+                   " is larger than the JSON parser's 4 GiB limit");
     od::document doc;
-    check(parser.iterate(simdjson::padded_string_view(buf_.data(), buf_.len, buf_.capacity())).get(doc));
+    check(parser.iterate(simdjson::padded_string_view(buf_->data(), buf_->len, buf_->capacity())).get(doc));
     trace_.source = source_;
-    trace_.events.reserve(
-        static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(buf_.len / 300), opts_.max_events)));
+    reserve_events(events_bytes);
 
     od::object top;
     if (auto err = doc.get_object().get(top)) {
@@ -297,14 +310,14 @@ class Parser {
       check(err);
     }
     bool saw_events = false;
-    int64_t base_time_ns = 0, base_time_offset = -1;
     for_each_field(top, [&](std::string_view key, od::value& v) {
       if (key == "traceEvents") {
+        if (!saw_events) events_offset_ = offset_of(v);
         saw_events = true;
         read_events(v);
       } else if (key == "baseTimeNanoseconds") {
-        base_time_offset = offset_of(v);
-        base_time_ns = strict_int(v, "baseTimeNanoseconds");
+        base_time_offset_ = offset_of(v);
+        base_time_ns_ = strict_int(v, "baseTimeNanoseconds");
       } else if (key == "deviceProperties") {
         read_devices(v);
       } else if (key == "record_shapes") {
@@ -317,9 +330,40 @@ class Parser {
     });
     check_trailing(doc);
     if (!saw_events) fail(first_non_space(), "the top-level object has no \"traceEvents\" array");
-    normalize_time(base_time_ns, base_time_offset);
-    return std::move(trace_);
   }
+
+  // pieces: a run of whole events from the traceEvents array, as the JSON array "[" run "]".
+  void read_piece(const PaddedBuffer& piece, od::parser& parser) {
+    buf_ = &piece;
+    od::document doc;
+    check(parser.iterate(simdjson::padded_string_view(piece.data(), piece.len, piece.capacity())).get(doc));
+    od::array arr;
+    check(doc.get_array().get(arr));
+    for (auto elem : arr) {
+      od::value ev;
+      check(std::move(elem).get(ev));
+      read_event(ev);
+    }
+    check_trailing(doc);
+  }
+
+  void reserve_events(size_t bytes) {
+    trace_.events.reserve(
+        static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(bytes / 300), opts_.max_events)));
+  }
+
+  // What a pieces parser hands back.
+  struct NamedId {       // a pid/tid written as a name: its number depends on what came before
+    int64_t event = -1;  // index in trace().events, -1: the event was not kept
+    bool tid = false;    // the tid (else the pid)
+    bool assign = true;  // false: device/stream from args replaced it
+    std::string name;
+  };
+  Trace& trace() { return trace_; }
+  const std::vector<NamedId>& named() const { return named_; }
+  int64_t events_offset() const { return events_offset_; }
+  // The time shift of run(), with this document's baseTimeNanoseconds, applied to `t`.
+  void normalize(Trace& t) const { normalize_time(t, base_time_ns_, base_time_offset_); }
 
  private:
   // -- errors --
@@ -349,31 +393,32 @@ class Parser {
   // valid JSON, report nlohmann's position; otherwise the input is valid JSON of the wrong
   // shape and `what` (at `offset`) says how.
   [[noreturn]] void fail_json(int64_t offset, const std::string& what) const {
+    if (pieces_) fail(offset, what);
     ErrorLocator loc;
-    const char* begin = buf_.data();
-    nlohmann::json::sax_parse(begin, begin + buf_.len, &loc);
+    const char* begin = buf_->data();
+    nlohmann::json::sax_parse(begin, begin + buf_->len, &loc);
     if (!loc.message.empty()) {
       // "[json.exception.parse_error.101] parse error at line 3, column 7: ..." -> drop the tag.
       std::string msg = loc.message;
       if (auto p = msg.find("] "); p != std::string::npos && msg[0] == '[') msg.erase(0, p + 2);
       const int64_t at = loc.position > 0 ? static_cast<int64_t>(loc.position) - 1 : 0;
-      fail(std::min<int64_t>(at, static_cast<int64_t>(buf_.len)), "invalid JSON: " + msg);
+      fail(std::min<int64_t>(at, static_cast<int64_t>(buf_->len)), "invalid JSON: " + msg);
     }
     // nlohmann stops at a NUL byte as if the input ended there; simdjson does not.
-    if (const void* nul = std::memchr(begin, '\0', buf_.len))
+    if (const void* nul = std::memchr(begin, '\0', buf_->len))
       fail(static_cast<const char*>(nul) - begin, "unexpected NUL byte (binary data?)");
     fail(offset, what);
   }
 
   int64_t offset_of(od::value& v) const {
     const std::string_view tok = v.raw_json_token();
-    return tok.data() - buf_.data();
+    return tok.data() - buf_->data();
   }
 
   int64_t first_non_space() const {
     size_t i = 0;
     auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-    while (i < buf_.len && space(buf_.data()[i])) ++i;
+    while (i < buf_->len && space(buf_->data()[i])) ++i;
     return static_cast<int64_t>(i);
   }
 
@@ -381,7 +426,7 @@ class Parser {
     // After the top-level object the iterator must be at the end of the input.
     const char* loc = nullptr;
     if (doc.current_location().get(loc) == simdjson::SUCCESS && loc != nullptr)
-      fail_json(loc - buf_.data(), "unexpected content after the top-level object");
+      fail_json(loc - buf_->data(), "unexpected content after the top-level object");
   }
 
   // -- typed getters --
@@ -537,7 +582,7 @@ class Parser {
   }
 
   // pid/tid: 2927, "2927", or a label like "Spans".
-  int64_t process_or_thread_id(od::value& v) {
+  int64_t process_or_thread_id(od::value& v, bool tid) {
     const od::json_type t = type_of(v);
     if (t == od::json_type::number) return loose_int(v, 0);
     if (t != od::json_type::string) return 0;
@@ -549,6 +594,10 @@ class Parser {
         s != "-") {
       for (char c : s.substr(s[0] == '-' ? 1 : 0)) n = n * 10 + (c - '0');
       return s[0] == '-' ? -n : n;
+    }
+    if (pieces_) {  // numbered by parse_in_pieces, in the order the names come
+      named_.push_back({-1, tid, true, std::string(s)});
+      return 0;
     }
     auto [it, inserted] = named_ids_.try_emplace(std::string(s), 0);
     if (inserted) it->second = kNamedIdBase - static_cast<int64_t>(named_ids_.size());
@@ -663,6 +712,7 @@ class Parser {
 
   void read_event(od::value& v) {
     const int64_t at = offset_of(v);
+    const size_t named_before = named_.size();
     if (type_of(v) != od::json_type::object) fail(at, "trace event is not a JSON object");
     od::object obj;
     check(v.get_object().get(obj));
@@ -683,9 +733,9 @@ class Parser {
       } else if (key == "cat") {
         r.cat = loose_string(x);
       } else if (key == "pid") {
-        r.pid = process_or_thread_id(x);
+        r.pid = process_or_thread_id(x, false);
       } else if (key == "tid") {
-        r.tid = process_or_thread_id(x);
+        r.tid = process_or_thread_id(x, true);
       } else if (key == "args") {
         read_args(x, r);
       }
@@ -699,6 +749,11 @@ class Parser {
     if (static_cast<int64_t>(trace_.events.size()) >= opts_.max_events)
       fail(at, "more than " + std::to_string(opts_.max_events) + " events (ReadOptions::max_events)");
     trace_.events.push_back(make_event(r, instant));
+    for (size_t i = named_before; i < named_.size(); ++i) {
+      named_[i].event = static_cast<int64_t>(trace_.events.size()) - 1;
+      const bool replaced = trace_.events.back().on_device() && (named_[i].tid ? r.stream : r.device);
+      named_[i].assign = !replaced;
+    }
   }
 
   static Event make_event(const RawEvent& r, bool instant) {
@@ -742,30 +797,161 @@ class Parser {
     return e;
   }
 
-  void normalize_time(int64_t base_time_ns, int64_t base_time_offset) {
-    if (trace_.events.empty()) {
-      trace_.base_ns = base_time_ns;
+  void normalize_time(Trace& t, int64_t base_time_ns, int64_t base_time_offset) const {
+    if (t.events.empty()) {
+      t.base_ns = base_time_ns;
       return;
     }
-    int64_t earliest = trace_.events.front().start_ns;
-    for (const Event& e : trace_.events) earliest = std::min(earliest, e.start_ns);
-    if (__builtin_add_overflow(base_time_ns, earliest, &trace_.base_ns))
+    int64_t earliest = t.events.front().start_ns;
+    for (const Event& e : t.events) earliest = std::min(earliest, e.start_ns);
+    if (__builtin_add_overflow(base_time_ns, earliest, &t.base_ns))
       fail(base_time_offset, "baseTimeNanoseconds plus the earliest ts overflows 64 bits");
-    for (Event& e : trace_.events) e.start_ns -= earliest;
+    for (Event& e : t.events) e.start_ns -= earliest;
   }
 
-  const PaddedBuffer& buf_;
+ private:
+  const PaddedBuffer* buf_;
   const std::string& source_;
   const ReadOptions& opts_;
+  const bool pieces_ = false;
   Trace trace_;
   std::unordered_map<std::string, int64_t> named_ids_;
+  std::vector<NamedId> named_;
+  int64_t events_offset_ = -1;  // where the (first) traceEvents array starts
+  int64_t base_time_ns_ = 0, base_time_offset_ = -1;
 };
+
+// ---- big inputs: the traceEvents array in pieces, on two threads ---------------------------
+// Kineto (and torch.profiler, which writes through it) puts each event on lines of its own:
+//   "traceEvents": [\n  {\n    "ph": "X", ...\n  },\n  {\n ...
+// A "}," right before a newline is outside any string (a JSON string cannot hold a raw
+// newline), so a cut there, where the next thing is "{", falls between two values -- of the
+// traceEvents array if it is at the array's own depth. Each piece between two cuts is read as
+// the JSON array "[" piece "]" (a thread each for the two halves), and the rest -- all before
+// the array, its last piece, all after it -- as one document with the usual reader. A cut at
+// another depth leaves brackets unbalanced in the pieces on both sides of it: that, or any
+// other problem, gives up on the pieces and the whole input is read again the usual way, which
+// says what is wrong and where. When every piece reads, the input is exactly the pieces joined
+// by commas, so it holds the same events in the same order. The gain: the parser's index of a
+// piece fits in the cache and is reused, and two cores share the work (docs/performance.md).
+std::optional<Trace> parse_in_pieces(const PaddedBuffer& buf, const std::string& source,
+                                     const ReadOptions& opts) {
+  const size_t piece = opts.piece_bytes > 0 ? static_cast<size_t>(opts.piece_bytes) : 0;
+  if (piece == 0 || buf.len < 4 * piece) return std::nullopt;
+  const std::string_view all(buf.data(), buf.len);
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  auto skip_space = [&](size_t i) {
+    while (i < all.size() && space(all[i])) ++i;
+    return i;
+  };
+  size_t open = all.find("\"traceEvents\"");
+  if (open == std::string_view::npos) return std::nullopt;
+  open = skip_space(open + 13);
+  if (open >= all.size() || all[open] != ':') return std::nullopt;
+  open = skip_space(open + 1);
+  if (open >= all.size() || all[open] != '[') return std::nullopt;
+  std::vector<size_t> cuts;  // where the "," of a cut is
+  for (size_t at = open + piece; at < all.size();) {
+    const size_t c = all.find("},\n", at);
+    if (c == std::string_view::npos) break;
+    const size_t next = skip_space(c + 2);
+    if (next < all.size() && all[next] == '{') {
+      cuts.push_back(c + 1);
+      at = c + 1 + piece;
+    } else {
+      at = c + 3;
+    }
+  }
+  if (cuts.size() < 2) return std::nullopt;
+  auto piece_text = [&](size_t k) {  // piece k ends at cut k
+    const size_t begin = k == 0 ? open + 1 : cuts[k - 1] + 1;
+    return all.substr(begin, cuts[k] - begin);
+  };
+  // Reads pieces [first, last) into `p`; false when one does not read.
+  auto read_pieces = [&](Parser& p, size_t first, size_t last) {
+    try {
+      od::parser parser;
+      PaddedBuffer scratch;
+      for (size_t k = first; k < last; ++k) {
+        const std::string_view text = piece_text(k);
+        scratch.resize(text.size() + 2);
+        scratch.bytes[0] = '[';
+        std::memcpy(scratch.bytes.data() + 1, text.data(), text.size());
+        scratch.bytes[text.size() + 1] = ']';
+        std::memset(scratch.bytes.data() + scratch.len, 0, simdjson::SIMDJSON_PADDING);
+        p.read_piece(scratch, parser);
+      }
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  };
+  const size_t n = cuts.size(), half = n / 2;
+  // The rest: everything up to and including "[", then from the last cut's "," on.
+  PaddedBuffer rest;
+  const size_t tail = cuts.back() + 1;
+  rest.resize(open + 1 + (all.size() - tail));
+  std::memcpy(rest.bytes.data(), all.data(), open + 1);
+  std::memcpy(rest.bytes.data() + open + 1, all.data() + tail, all.size() - tail);
+
+  Parser first(buf, source, opts, true), second(buf, source, opts, true), last(rest, source, opts, true);
+  first.reserve_events(buf.len);  // the events end up in its vector
+  second.reserve_events(cuts[n - 1] - cuts[half - 1]);
+  bool second_ok = false;
+  std::thread helper;
+  try {
+    helper = std::thread([&] { second_ok = read_pieces(second, half, n); });
+  } catch (const std::system_error&) {
+    return std::nullopt;  // no thread to be had: the usual way
+  }
+  bool ok = read_pieces(first, 0, half);
+  try {
+    od::parser parser;
+    if (ok) last.read_document(parser, all.size() - tail);
+    ok = ok && last.events_offset() == static_cast<int64_t>(open);
+  } catch (const std::exception&) {
+    ok = false;
+  }
+  helper.join();
+  if (!ok || !second_ok) return std::nullopt;
+
+  Parser* parts[] = {&first, &second, &last};
+  size_t total = 0;
+  for (Parser* p : parts) total += p->trace().events.size();
+  if (total > static_cast<size_t>(opts.max_events)) return std::nullopt;
+  std::vector<Event> events = std::move(first.trace().events);
+  events.reserve(total);
+  // pid/tid names numbered in the order they come, as the usual reader numbers them.
+  std::unordered_map<std::string, int64_t> named_ids;
+  for (Parser* p : parts) {
+    for (const auto& id : p->named()) {
+      auto [it, fresh] = named_ids.try_emplace(id.name, 0);
+      if (fresh) it->second = kNamedIdBase - static_cast<int64_t>(named_ids.size());
+      if (id.event < 0 || !id.assign) continue;
+      Event& e = p == &first ? events[static_cast<size_t>(id.event)]
+                             : p->trace().events[static_cast<size_t>(id.event)];
+      (id.tid ? e.tid : e.pid) = it->second;
+    }
+    if (p != &first) {
+      std::move(p->trace().events.begin(), p->trace().events.end(), std::back_inserter(events));
+    }
+  }
+  Trace t = std::move(last.trace());
+  t.events = std::move(events);
+  try {
+    last.normalize(t);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return t;
+}
 
 Trace parse_buffer(const PaddedBuffer& buf, const std::string& source, const ReadOptions& opts) {
   if (static_cast<int64_t>(buf.len) > opts.max_bytes)
     throw TraceError(source, -1,
                      "JSON is " + human_bytes(static_cast<int64_t>(buf.len)) + ", over the limit of " +
                          human_bytes(opts.max_bytes) + " (ReadOptions::max_bytes)");
+  if (auto t = parse_in_pieces(buf, source, opts)) return std::move(*t);
   return Parser(buf, source, opts).run();
 }
 

@@ -105,10 +105,9 @@ std::string measure_kernel_gaps(const View& v, const FactOptions&, Fact& f) {
       fmt::format("unusual: > {}x the median step's largest gap and > {} us above it", kFactor, kFloorUs);
   f.value = fmt::format("median largest gap per step {}; {} unusual step{}{}", us_str(med), unusual.size(),
                         unusual.size() == 1 ? "" : "s", unusual.empty() ? "" : " (" + unusual.dump() + ")");
-  f.explanation = unusual.empty() ? "the GPU idles about as long in every step"
-                                  : "one step's kernels wait longer for each other: look for a profiler "
-                                    "event (Activity Buffer Request) or one-time work in that step";
-  return kMeasured;
+  return measured(f, unusual.empty() ? "the GPU idles about as long in every step"
+                                     : "one step's kernels wait longer for each other: look for a profiler "
+                                       "event (Activity Buffer Request) or one-time work in that step");
 }
 
 // ---- CPU edition: where a step's time goes --------------------------------------------------
@@ -156,10 +155,9 @@ std::string measure_cpu_shares(const View& v, const FactOptions& o, Fact& f) {
       "overhead {:.2f}%, GEMM op {:.1f}%, aten::add {:.1f}% of '{}' (medians over {} "
       "steps){}",
       100 * median(rest), 100 * median(gemm), 100 * median(add), o.annotation, gemm.size(), rate);
-  f.explanation = median(rest) < 0.02 ? "the arithmetic is the step: the run is compute-bound"
-                                      : "a visible share of the step is dispatch and allocation: "
-                                        "the work is small for the per-call overhead";
-  return kMeasured;
+  return measured(f, median(rest) < 0.02 ? "the arithmetic is the step: the run is compute-bound"
+                                         : "a visible share of the step is dispatch and allocation: "
+                                           "the work is small for the per-call overhead");
 }
 
 // ---- a batch axis in the dispatch chain: this run vs the 2-D reference ----------------------
@@ -260,10 +258,9 @@ std::string measure_batch_chain(const View& v, const FactOptions& o, Fact& f) {
   if (b.blocks() > 0 && flat.blocks() > 0)
     add_evidence(f, fmt::format("GEMM grid {} = {} blocks vs {} = {} blocks, {:.3g} launch(es) per step",
                                 dims(b.grid), b.blocks(), dims(flat.grid), flat.blocks(), b.gemm_kernels));
-  f.explanation =
-      "a batch axis makes matmul reshape/expand its operands and call bmm: more CPU ops "
-      "per step, one launch for all the matrices";
-  return kMeasured;
+  return measured(f,
+                  "a batch axis makes matmul reshape/expand its operands and call bmm: more CPU ops "
+                  "per step, one launch for all the matrices");
 }
 
 }  // namespace wb

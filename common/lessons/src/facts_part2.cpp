@@ -85,11 +85,10 @@ std::string measure_view_ops(const View& v, const FactOptions&, Fact& f) {
   else
     f.value = fmt::format("{} view calls ({:.1f} per step: {}); CPU-only trace", calls, calls / steps,
                           join(keys(views), ", ", "none"));
-  f.explanation = view_kernels == 0 ? "the views only rewrite metadata on the CPU: the table's CUDA "
-                                      "columns for them are 0 and the GPU lane has nothing under them"
-                                    : "a view op launched device work: something copied (a non-contiguous "
-                                      "reshape becomes a real copy)";
-  return kMeasured;
+  return measured(f, view_kernels == 0 ? "the views only rewrite metadata on the CPU: the table's CUDA "
+                                         "columns for them are 0 and the GPU lane has nothing under them"
+                                       : "a view op launched device work: something copied (a non-contiguous "
+                                         "reshape becomes a real copy)");
 }
 
 // ---- ops and kernels per step ------------------------------------------------------------
@@ -156,8 +155,7 @@ std::string measure_work_per_step(const View& v, const FactOptions&, Fact& f) {
       kernels / steps, by_class[KClass::Gemm] / steps, by_class[KClass::Elementwise] / steps,
       (by_class[KClass::Other] + by_class[KClass::Reduction]) / steps, by_class[KClass::Memset] / steps,
       gemm_ops / steps);
-  f.explanation = "count first, then read the names: every kernel in a step is one trip through HBM";
-  return kMeasured;
+  return measured(f, "count first, then read the names: every kernel in a step is one trip through HBM");
 }
 
 // ---- same FLOPs, different tiles ---------------------------------------------------------
@@ -214,10 +212,9 @@ std::string measure_gemm_tiles(const View& v, const FactOptions& o, Fact& f) {
   if (peak_tf > 0) f.data["min_pct_of_peak"] = r3(min_pct);
   f.value = fmt::format("{:.1f} GFLOP each: {}", flop / 1e9, join(lines, "; ", ""));
   if (peak_tf <= 0) return fmt::format("unknown peak for '{}' (peaks.cpp)", v.device_name());
-  f.explanation = order.size() > 1 ? "same FLOPs, different kernels: cuBLAS picks the tile from the shape "
-                                     "(the output's N and the reduction's K), so the times differ"
-                                   : "one GEMM kernel for every product in the step";
-  return kMeasured;
+  return measured(f, order.size() > 1 ? "same FLOPs, different kernels: cuBLAS picks the tile from the shape "
+                                        "(the output's N and the reduction's K), so the times differ"
+                                      : "one GEMM kernel for every product in the step");
 }
 
 // ---- the pointwise stage's bytes -----------------------------------------------------------

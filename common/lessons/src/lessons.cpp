@@ -105,10 +105,9 @@ std::string measure_step_widths(const View& v, const FactOptions&, Fact& f) {
   f.data["first_is_widest"] = first >= widest;
   f.value = fmt::format("first active step ProfilerStep#{} {} vs median of the others {} ({:.1f}x)",
                         steps.front().number, us_str(first), us_str(med), med > 0 ? first / med : 0);
-  f.explanation = first >= 1.5 * med
-                      ? "the first recorded step pays one-time costs (cold start, profiler start-up)"
-                      : "steps take similar time: nothing one-time left in the window";
-  return kMeasured;
+  return measured(f, first >= 1.5 * med
+                         ? "the first recorded step pays one-time costs (cold start, profiler start-up)"
+                         : "steps take similar time: nothing one-time left in the window");
 }
 
 // ---- 3. dead window ---------------------------------------------------------------------
@@ -143,11 +142,10 @@ std::string measure_dead_window(const View& v, const FactOptions& o, Fact& f) {
   f.data["first_over_median_later"] = later > 0 ? json(r3(gaps.front() / later)) : json(nullptr);
   f.value = fmt::format("gap before the first op: {} in the first step, median {} later",
                         us_str(gaps.front()), us_str(later));
-  f.explanation = gaps.front() >= 1.5 * later
-                      ? "the first call does one-time setup before any op starts (library "
-                        "handles, heuristics, lazy loading)"
-                      : "no one-time setup visible before the first op";
-  return kMeasured;
+  return measured(f, gaps.front() >= 1.5 * later
+                         ? "the first call does one-time setup before any op starts (library "
+                           "handles, heuristics, lazy loading)"
+                         : "no one-time setup visible before the first op");
 }
 
 // ---- 4. dispatch chain ------------------------------------------------------------------
@@ -241,10 +239,9 @@ std::string measure_launch_path(const View& v, const FactOptions&, Fact& f) {
   f.devices =
       "seen on the A100 before every heavy GEMM launch; on Hopper (H100/H200) "
       "only before a kernel's first launch, so a warm Hopper trace has none";
-  f.explanation = occ_total > 0 ? "an occupancy query before a launch marks a heavy kernel whose "
-                                  "launch is sized at run time (on Hopper: first call only)"
-                                : "launches go straight out: no run-time occupancy sizing";
-  return kMeasured;
+  return measured(f, occ_total > 0 ? "an occupancy query before a launch marks a heavy kernel whose "
+                                     "launch is sized at run time (on Hopper: first call only)"
+                                   : "launches go straight out: no run-time occupancy sizing");
 }
 
 // ---- 5b. copies hidden next to a launch --------------------------------------------------
@@ -292,13 +289,12 @@ std::string measure_copies_next_to_launch(const View& v, const FactOptions&, Fac
       "{} copy/memset{} share an op with a kernel ({} DtoD copy before a GEMM, "
       "{} memset before a GEMM)",
       copies, copies == 1 ? "" : "s", dtod_before_gemm, memset_before_gemm);
-  f.explanation = dtod_before_gemm > 0
-                      ? "the bias is copied into the output first, then the GEMM adds into it "
-                        "(beta=1 epilogue): one op, two pieces of device work"
-                  : copies > 0 ? "an op issues a copy or memset next to its kernel: easy to miss "
-                                 "in the CPU lane, visible on the GPU lane"
-                               : "every op launches only kernels";
-  return kMeasured;
+  return measured(f, dtod_before_gemm > 0
+                         ? "the bias is copied into the output first, then the GEMM adds into it "
+                           "(beta=1 epilogue): one op, two pieces of device work"
+                     : copies > 0 ? "an op issues a copy or memset next to its kernel: easy to miss "
+                                    "in the CPU lane, visible on the GPU lane"
+                                  : "every op launches only kernels");
 }
 
 // ---- 6. kernel footprint ----------------------------------------------------------------
@@ -330,10 +326,9 @@ std::string measure_kernel_footprint(const View& v, const FactOptions&, Fact& f)
   }
   f.value = fmt::format("{} kernel{} with launch config; first: {}", kernels.size(),
                         kernels.size() == 1 ? "" : "s", f.evidence.front());
-  f.explanation =
-      "a GEMM holds many registers and a large shared-memory tile per block; an "
-      "elementwise kernel needs few registers and no shared memory";
-  return kMeasured;
+  return measured(f,
+                  "a GEMM holds many registers and a large shared-memory tile per block; an "
+                  "elementwise kernel needs few registers and no shared memory");
 }
 
 // ---- 7. launch-to-start latency ---------------------------------------------------------
@@ -386,11 +381,10 @@ std::string measure_launch_latency(const View& v, const FactOptions&, Fact& f) {
   f.value = fmt::format("shortest launch-to-start {} in {}, {} in {} ({:.1f}x); longest {}", us_str(first),
                         groups.front().first, us_str(last), groups.back().first, first > 0 ? last / first : 0,
                         us_str(f.data["max_us"].get<double>()));
-  f.explanation = last >= 3 * first
-                      ? "each step's kernels wait longer than the last step's: the CPU runs ahead "
-                        "and the launch queue fills (the GPU is the bottleneck)"
-                      : "kernels start soon after their launch: the GPU keeps up with the CPU";
-  return kMeasured;
+  return measured(f, last >= 3 * first
+                         ? "each step's kernels wait longer than the last step's: the CPU runs ahead "
+                           "and the launch queue fills (the GPU is the bottleneck)"
+                         : "kernels start soon after their launch: the GPU keeps up with the CPU");
 }
 
 // ---- 8. end-of-window synchronization ---------------------------------------------------
@@ -469,10 +463,9 @@ std::string measure_kernel_durations(const View& v, const FactOptions& o, Fact& 
       "device time",
       by_name.size(), by_name.size() == 1 ? "" : "s", outliers, outliers == 1 ? "" : "s", o.outlier_factor,
       total > 0 ? 100 * gemm / total : 0);
-  f.explanation = outliers > 0 ? "the same kernel on the same data ran slower at times (clocks, "
-                                 "power, other work): read the distribution, not the mean"
-                               : "each kernel runs in a steady time";
-  return kMeasured;
+  return measured(f, outliers > 0 ? "the same kernel on the same data ran slower at times (clocks, "
+                                    "power, other work): read the distribution, not the mean"
+                                  : "each kernel runs in a steady time");
 }
 
 // ---- 10. profiler artefacts and one-time setup -------------------------------------------
@@ -512,10 +505,9 @@ std::string measure_profiler_artefacts(const View& v, const FactOptions&, Fact& 
   f.value = count == 0 ? "no profiler or one-time setup events"
                        : fmt::format("{} one-time/profiler event{} ({} in total): {}", count,
                                      count == 1 ? "" : "s", us_str(total), join(keys(found), ", ", ""));
-  f.explanation = count > 0 ? "these run once per process or are the profiler's own work: keep "
-                              "them out of what you measure (warm up first)"
-                            : "the window holds only the workload";
-  return kMeasured;
+  return measured(f, count > 0 ? "these run once per process or are the profiler's own work: keep "
+                                 "them out of what you measure (warm up first)"
+                               : "the window holds only the workload");
 }
 
 // ---- 11. achieved throughput ------------------------------------------------------------
@@ -565,8 +557,7 @@ std::string throughput_from_flops(const View& v, Fact& f, const Problem& p) {
   f.value += fmt::format(" = {:.3g}% of {} peak {:.0f} TFLOP/s ({} B elements assumed; --dtype)",
                          f.data["gemm_pct_of_peak"].get<double>(), peak->model,
                          peak_tflops(*peak, p.dtype_bytes), p.dtype_bytes);
-  f.explanation = "percent of the datasheet peak from the trace's own FLOPs count";
-  return kMeasured;
+  return measured(f, "percent of the datasheet peak from the trace's own FLOPs count");
 }
 
 std::string measure_throughput(const View& v, const FactOptions& o, Fact& f) {
@@ -657,10 +648,9 @@ std::string measure_throughput(const View& v, const FactOptions& o, Fact& f) {
                          peak_tflops(*peak, p.dtype_bytes), peak->mem_tbps);
   if (f.data.contains("gemm_pct_of_peak"))
     f.value += fmt::format(" (GEMM {:.3g}%)", f.data["gemm_pct_of_peak"].get<double>());
-  f.explanation =
-      "percent of the datasheet peak: near it the kernel is compute- or "
-      "bandwidth-bound; far below it, the work is too small to fill the chip";
-  return kMeasured;
+  return measured(f,
+                  "percent of the datasheet peak: near it the kernel is compute- or "
+                  "bandwidth-bound; far below it, the work is too small to fill the chip");
 }
 
 // ---- table: hot loops -------------------------------------------------------------------
@@ -692,10 +682,9 @@ std::string measure_hot_ops(const View& v, const FactOptions&, Fact& f) {
   f.data["max_per_step"] = r3(ranked.front().first / steps);
   f.value = fmt::format("most called: {} x{} ({:.1f} per step)", ranked.front().second, ranked.front().first,
                         ranked.front().first / steps);
-  f.explanation = ranked.front().first / steps >= 10
-                      ? "a row with many calls per step is a hot loop: its per-call overhead adds up"
-                      : "every op runs a handful of times per step";
-  return kMeasured;
+  return measured(f, ranked.front().first / steps >= 10
+                         ? "a row with many calls per step is a hot loop: its per-call overhead adds up"
+                         : "every op runs a handful of times per step");
 }
 
 // ---- torch.compile markers --------------------------------------------------------------
@@ -715,57 +704,39 @@ std::string measure_compile_markers(const View& v, const FactOptions&, Fact& f) 
   f.data["cache_hit"] = cache_hit;
   f.value = found.empty() ? "no torch.compile markers (eager or C++ code)"
                           : "torch.compile rows: " + join(keys(found), ", ", "");
-  f.explanation = found.empty() ? "the ops run eagerly"
-                  : cache_hit   ? "compiled code ran from its cache (## Call CompiledFxGraph ## "
-                                  "names the cached graph)"
-                                : "compiled region present";
-  return kMeasured;
+  return measured(f, found.empty() ? "the ops run eagerly"
+                     : cache_hit   ? "compiled code ran from its cache (## Call CompiledFxGraph ## "
+                                     "names the cached graph)"
+                                   : "compiled region present");
 }
 
 // ---- registry -----------------------------------------------------------------------------
 // The public fact_*(TraceModel) build their own View; inspect and check_lessons build one View
 // and hand it to every fact (it sorts all device work: worth doing once on a 100 MB trace).
-Fact fact_overhead_bound(const TraceModel& m, const FactOptions& o) {
-  return compute_fact("overhead_bound", m, o);
-}
-Fact fact_step_widths(const TraceModel& m, const FactOptions& o) { return compute_fact("step_widths", m, o); }
-Fact fact_dead_window(const TraceModel& m, const FactOptions& o) { return compute_fact("dead_window", m, o); }
-Fact fact_dispatch_chain(const TraceModel& m, const FactOptions& o) {
-  return compute_fact("dispatch_chain", m, o);
-}
-Fact fact_launch_path(const TraceModel& m, const FactOptions& o) { return compute_fact("launch_path", m, o); }
-Fact fact_copies_next_to_launch(const TraceModel& m, const FactOptions& o) {
-  return compute_fact("copies_next_to_launch", m, o);
-}
-Fact fact_kernel_footprint(const TraceModel& m, const FactOptions& o) {
-  return compute_fact("kernel_footprint", m, o);
-}
-Fact fact_launch_latency(const TraceModel& m, const FactOptions& o) {
-  return compute_fact("launch_latency", m, o);
-}
-Fact fact_end_sync(const TraceModel& m, const FactOptions& o) { return compute_fact("end_sync", m, o); }
-Fact fact_kernel_durations(const TraceModel& m, const FactOptions& o) {
-  return compute_fact("kernel_durations", m, o);
-}
-Fact fact_profiler_artefacts(const TraceModel& m, const FactOptions& o) {
-  return compute_fact("profiler_artefacts", m, o);
-}
-Fact fact_throughput(const TraceModel& m, const FactOptions& o) { return compute_fact("throughput", m, o); }
-Fact fact_hot_ops(const TraceModel& m, const FactOptions& o) { return compute_fact("hot_ops", m, o); }
-Fact fact_compile_markers(const TraceModel& m, const FactOptions& o) {
-  return compute_fact("compile_markers", m, o);
-}
-Fact fact_kernel_gaps(const TraceModel& m, const FactOptions& o) { return compute_fact("kernel_gaps", m, o); }
-Fact fact_cpu_shares(const TraceModel& m, const FactOptions& o) { return compute_fact("cpu_shares", m, o); }
-Fact fact_batch_chain(const TraceModel& m, const FactOptions& o) { return compute_fact("batch_chain", m, o); }
-Fact fact_view_ops(const TraceModel& m, const FactOptions& o) { return compute_fact("view_ops", m, o); }
-Fact fact_work_per_step(const TraceModel& m, const FactOptions& o) {
-  return compute_fact("work_per_step", m, o);
-}
-Fact fact_gemm_tiles(const TraceModel& m, const FactOptions& o) { return compute_fact("gemm_tiles", m, o); }
-Fact fact_pointwise_traffic(const TraceModel& m, const FactOptions& o) {
-  return compute_fact("pointwise_traffic", m, o);
-}
+#define WB_PUBLIC_FACT(id) \
+  Fact fact_##id(const TraceModel& m, const FactOptions& o) { return compute_fact(#id, m, o); }
+WB_PUBLIC_FACT(overhead_bound)
+WB_PUBLIC_FACT(step_widths)
+WB_PUBLIC_FACT(dead_window)
+WB_PUBLIC_FACT(dispatch_chain)
+WB_PUBLIC_FACT(launch_path)
+WB_PUBLIC_FACT(copies_next_to_launch)
+WB_PUBLIC_FACT(kernel_footprint)
+WB_PUBLIC_FACT(launch_latency)
+WB_PUBLIC_FACT(end_sync)
+WB_PUBLIC_FACT(kernel_durations)
+WB_PUBLIC_FACT(profiler_artefacts)
+WB_PUBLIC_FACT(throughput)
+WB_PUBLIC_FACT(hot_ops)
+WB_PUBLIC_FACT(compile_markers)
+WB_PUBLIC_FACT(kernel_gaps)
+WB_PUBLIC_FACT(cpu_shares)
+WB_PUBLIC_FACT(batch_chain)
+WB_PUBLIC_FACT(view_ops)
+WB_PUBLIC_FACT(work_per_step)
+WB_PUBLIC_FACT(gemm_tiles)
+WB_PUBLIC_FACT(pointwise_traffic)
+#undef WB_PUBLIC_FACT
 
 namespace lessons_detail {
 // The one list of facts, in teaching order: id, title, default pattern, why a CPU-only trace

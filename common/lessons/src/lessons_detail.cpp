@@ -241,19 +241,15 @@ std::string dims(const std::array<int, 3>& d) { return fmt::format("[{},{},{}]",
 bool is_one_time_event(std::string_view name) {
   // Seen around the first GEMM of a process (lessons.md, "What the H200 shows") and Kineto's
   // own buffer management. Per-launch occupancy queries are launch_path's business.
-  static constexpr std::string_view kPrefixes[] = {"Activity Buffer Request",
-                                                   "Runtime Triggered Module Loading",
-                                                   "Lazy Function Loading",
-                                                   "cudaFuncSetAttribute",
-                                                   "cudaFuncGetAttributes",
-                                                   "cudaDeviceGetAttribute",
-                                                   "cudaGetDeviceProperties",
-                                                   "cudaOccupancyMaxActiveClusters",
-                                                   "cudaOccupancyAvailableDynamicSMemPerBlock",
-                                                   "cuModuleLoad",
-                                                   "cuLibraryLoad",
-                                                   "cudaGetDriverEntryPoint",
-                                                   "cudaFree"};
+  static constexpr std::string_view kPrefixes[] = {
+      // the profiler's buffers and loading the code of the first launch,
+      "Activity Buffer Request", "Runtime Triggered Module Loading", "Lazy Function Loading", "cuModuleLoad",
+      "cuLibraryLoad", "cudaGetDriverEntryPoint",
+      // a library setting up its kernels (cuBLAS before its first GEMM),
+      "cudaFuncSetAttribute", "cudaFuncGetAttributes", "cudaDeviceGetAttribute", "cudaGetDeviceProperties",
+      "cudaOccupancyMaxActiveClusters", "cudaOccupancyAvailableDynamicSMemPerBlock",
+      // and the caching allocator's first release.
+      "cudaFree"};
   for (auto p : kPrefixes)
     if (starts_with(name, p)) return true;
   return false;

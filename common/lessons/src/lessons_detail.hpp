@@ -68,6 +68,11 @@ class View {
 // The measurement fills `f` (data, value, explanation, evidence, detail) and returns kMeasured,
 // or why this trace cannot tell: the fact is then not applicable, keeping what was filled.
 constexpr const char* kMeasured = "";
+// The usual last line of a measurement: its explanation, then kMeasured.
+inline std::string measured(Fact& f, std::string explanation) {
+  f.explanation = std::move(explanation);
+  return kMeasured;
+}
 using Measure = std::string (*)(const View& v, const FactOptions& o, Fact& f);
 
 // One lesson fact. fn() is the one skeleton every fact shares: start (id, title, the default

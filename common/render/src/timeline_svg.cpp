@@ -43,6 +43,19 @@ constexpr const char* kMuted = "#5f6b7a";
 constexpr const char* kAccent = "#d9480f";  // highlights
 constexpr const char* kFlow = "#3b5bdb";
 
+// Centred italic text in the muted ink: the per-step idle share and the notes between lanes.
+Element muted_note(const char* cls, double x, double y, const char* font_size, const std::string& text) {
+  return Element("text")
+      .attr("class", cls)
+      .attr("x", x)
+      .attr("y", y)
+      .attr("font-size", font_size)
+      .attr("font-style", "italic")
+      .attr("text-anchor", "middle")
+      .attr("fill", kMuted)
+      .text(text);
+}
+
 // ---------------------------------------------------------------- categories and colours
 // One colour per kind of work; the palette keeps CPU work in cool blues/violets, the launch
 // path in warm oranges (the part a newcomer should follow) and GPU work in greens/pinks.
@@ -631,16 +644,7 @@ double Renderer::draw_gpu_lane(const GpuLane& lane, double y) {
   auto idle_text = [&](int64_t a, int64_t b, const std::string& suffix) {
     const double xa = x_of(std::max(a, win_.start)), xb = x_of(std::min(b, win_.end));
     const std::string text = fit_label("idle " + num(idle_pct(a, b), 0) + "%" + suffix, xb - xa);
-    if (!text.empty())
-      g.add(Element("text")
-                .attr("class", "idle")
-                .attr("x", (xa + xb) / 2)
-                .attr("y", row_y + 11)
-                .attr("font-size", "10")
-                .attr("font-style", "italic")
-                .attr("text-anchor", "middle")
-                .attr("fill", kMuted)
-                .text(text));
+    if (!text.empty()) g.add(muted_note("idle", (xa + xb) / 2, row_y + 11, "10", text));
   };
   bool any_step = false;
   for (const auto& st : m_.steps())
@@ -656,15 +660,7 @@ double Renderer::draw_gpu_lane(const GpuLane& lane, double y) {
 }
 
 double Renderer::draw_note_lane(const std::string& text, double y) {
-  lanes_.add(Element("text")
-                 .attr("class", "note")
-                 .attr("x", (x0_ + x1_) / 2)
-                 .attr("y", y + 13)
-                 .attr("font-size", "12")
-                 .attr("font-style", "italic")
-                 .attr("text-anchor", "middle")
-                 .attr("fill", kMuted)
-                 .text(text));
+  lanes_.add(muted_note("note", (x0_ + x1_) / 2, y + 13, "12", text));
   return y + 20 + kLaneGap;
 }
 

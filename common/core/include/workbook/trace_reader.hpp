@@ -28,6 +28,9 @@ struct ReadOptions {
   int64_t max_bytes = int64_t{2} << 30;
   // Refuse more events than this.
   int64_t max_events = 50'000'000;
+  // Inputs of at least 4 pieces are read in pieces of about this many bytes, on two threads
+  // (same result; trace_reader.cpp says how). 0: always in one piece.
+  int64_t piece_bytes = int64_t{2} << 20;
 };
 
 // Time: ts/dur (us, 3 decimals) become whole ns, rounded. start_ns == 0 is the earliest kept
