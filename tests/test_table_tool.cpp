@@ -210,11 +210,12 @@ TEST_CASE("table: the command line prints the same bytes and refuses bad flags",
   CHECK(proc::run(proc::bin("table"), {trace, "--row-limit", "-2"}, 60).code == 2);
 }
 
-TEST_CASE("table: Python's bytes on the GPU recordings (H200), when present", "[tools][table][cpu]") {
-  // Recorded on the H200 by scripts/gpu/tools_fixtures.sh; copy its python/cuda_* files here.
+TEST_CASE("table: Python's bytes on the GPU recordings (H200)", "[tools][table][cpu]") {
+  // Recorded on the H200 with torch.profiler (make_fixtures.py --device cuda, run by
+  // scripts/gpu/record_h200.sh test with FIXTURES=1, or scripts/gpu/tools_fixtures.sh).
   for (const std::string rec : {"cuda_shapes_flops", "cuda_plain"}) {
-    if (!fs::exists(kData / (rec + ".json.gz")) || !fs::exists(kData / (rec + ".tables.json.gz")))
-      SKIP("no " + rec + " fixture yet: run scripts/gpu/tools_fixtures.sh on the H200");
+    REQUIRE(fs::exists(kData / (rec + ".json.gz")));
+    REQUIRE(fs::exists(kData / (rec + ".tables.json.gz")));
     const wb::Trace trace = wb::read_trace(kData / (rec + ".json.gz"));
     CHECK(trace.has_device_activity());
     for (const Case& c : cases(rec)) {
