@@ -569,6 +569,10 @@ TEST_CASE("a trace read in pieces: cuts in the wrong place, names, errors", "[co
         R"("ph": "X", "cat": "kernel", "name": "k", "pid": "Spans", "tid": "Later", "ts": 1600, "dur": 2, )"
         R"("args": {"device": 0, "stream": 7, "correlation": 9})";
     ev[140] = R"("ph": "i", "name": "Record Window End", "pid": "Zeta", "tid": "Traces", "ts": 1700)";
+    // A key given twice: the last value counts, a name given first still takes its number
+    // (found by the fuzzer: fuzz/corpus/trace_reader/regress_pieces_tid_given_twice.json).
+    ev[100] = R"("ph": "X", "tid": "first", "name": "twice", "pid": 1, "tid": 2, "ts": 1650, "dur": 1)";
+    ev[101] = R"("ph": "X", "tid": 3, "name": "twice", "pid": "P", "tid": "second", "ts": 1660, "dur": 1)";
     const std::string t = kineto_layout(ev);
     CHECK(outcome(t, kPiece) == outcome(t, 0));
   }

@@ -356,7 +356,7 @@ class Parser {
   struct NamedId {       // a pid/tid written as a name: its number depends on what came before
     int64_t event = -1;  // index in trace().events, -1: the event was not kept
     bool tid = false;    // the tid (else the pid)
-    bool assign = true;  // false: device/stream from args replaced it
+    bool assign = true;  // false: a later pid/tid, or device/stream in args, replaced it
     std::string name;
   };
   Trace& trace() { return trace_; }
@@ -712,7 +712,9 @@ class Parser {
 
   void read_event(od::value& v) {
     const int64_t at = offset_of(v);
+    // pieces: the names this event gave its pid/tid (named_ indices), -1 when a number came last.
     const size_t named_before = named_.size();
+    int64_t pid_named = -1, tid_named = -1;
     if (type_of(v) != od::json_type::object) fail(at, "trace event is not a JSON object");
     od::object obj;
     check(v.get_object().get(obj));
@@ -732,10 +734,14 @@ class Parser {
         r.name = loose_string(x);
       } else if (key == "cat") {
         r.cat = loose_string(x);
-      } else if (key == "pid") {
+      } else if (key == "pid") {  // a key given twice: the last one counts, as in the whole-file read
+        const size_t before = named_.size();
         r.pid = process_or_thread_id(x, false);
+        pid_named = named_.size() > before ? static_cast<int64_t>(before) : -1;
       } else if (key == "tid") {
+        const size_t before = named_.size();
         r.tid = process_or_thread_id(x, true);
+        tid_named = named_.size() > before ? static_cast<int64_t>(before) : -1;
       } else if (key == "args") {
         read_args(x, r);
       }
@@ -751,8 +757,9 @@ class Parser {
     trace_.events.push_back(make_event(r, instant));
     for (size_t i = named_before; i < named_.size(); ++i) {
       named_[i].event = static_cast<int64_t>(trace_.events.size()) - 1;
+      const bool last = static_cast<int64_t>(i) == (named_[i].tid ? tid_named : pid_named);
       const bool replaced = trace_.events.back().on_device() && (named_[i].tid ? r.stream : r.device);
-      named_[i].assign = !replaced;
+      named_[i].assign = last && !replaced;
     }
   }
 
