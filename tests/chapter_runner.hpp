@@ -77,6 +77,22 @@ inline const nlohmann::json& fact(const nlohmann::json& lessons, const std::stri
   throw;  // unreachable
 }
 
+// Checks an --experiment run: it exited 0, its lessons (<out>/<experiment>/lessons.json) all hold,
+// and each fact of `passing` is a pass. Returns those lessons (REQUIREs that they were written).
+inline nlohmann::json experiment_lessons_pass(const Result& r, const std::string& experiment,
+                                              const std::vector<std::string>& passing) {
+  CHECK(r.rc == 0);
+  const auto lessons =
+      nlohmann::json::parse(proc::slurp(r.dir / experiment / "lessons.json"), nullptr, false);
+  REQUIRE(lessons.is_object());
+  CHECK(lessons["summary"]["failed"] == 0);
+  for (const auto& id : passing) {
+    INFO(id);
+    CHECK(fact(lessons, id)["status"] == "pass");
+  }
+  return lessons;
+}
+
 // expected_output/<platform>/<chapter>/trace.json[.gz], or an empty path when not recorded.
 // WORKBOOK_EXPECTED_ROOT points the tests at another folder of recordings.
 inline fs::path recorded_trace(const std::string& platform, const std::string& chapter) {

@@ -2,13 +2,20 @@
 // tests: the names, nesting and launch APIs follow the H200 recordings
 // (expected_output/h200/06_linear, 07_geglu_mlp); the times are an early probe's medians. Each builder shows
 // a lesson passing; the tests also judge them with the wrong spec, and judge other chapters' real recordings,
-// to show each one failing.
+// to show each one failing. Below them, the Catch2 helpers both chapters' tests use.
 #pragma once
 
+#include <catch2/catch_test_macros.hpp>
+
 #include <algorithm>
+#include <filesystem>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "chapter_runner.hpp"
 #include "lessons_fixtures.hpp"
 #include "workbook/lessons.hpp"
 #include "workbook/trace_model.hpp"
@@ -154,5 +161,48 @@ inline const wb::Problem kMlpGpu{3072, 1, 2, 8192, 768};
 inline const wb::Problem kMlpCpu{1024, 1, 4, 512, 256};
 inline const wb::Problem kLinearGpu{64, 1, 2, 1024, 32};
 inline const wb::Problem kLinearCpu{64, 1, 4, 1024, 32};
+
+// Every lesson of a report holds, and at least one was judged.
+inline void all_pass(const wb::LessonsReport& r) {
+  INFO(wb::render_lessons(r, wb::Format::Text));
+  CHECK(r.failed == 0);
+  CHECK(r.passed >= 1);
+}
+
+// Each lesson of `ids` fails in the report.
+inline void each_fails(const wb::LessonsReport& r, std::initializer_list<const char*> ids) {
+  for (const char* id : ids) {
+    INFO(id);
+    CHECK(status(r, id) == wb::Status::Fail);
+  }
+}
+
+// The trace of one variant's recording (expected_output/<platform>/<chapter>/<variant>/); fails the
+// test when it is not recorded.
+inline std::filesystem::path recorded(const std::string& platform, const std::string& chapter,
+                                      const std::string& variant) {
+  const std::filesystem::path t = chapter_runner::recorded_trace(platform, chapter + "/" + variant);
+  if (t.empty())
+    FAIL("no recording of " << chapter << "/" << variant << " for " << platform
+                            << ": a missing recording fails (scripts/record.sh on that machine writes it)");
+  return t;
+}
+
+// The lessons.json a live run wrote for one variant (discarded when it is not JSON).
+inline nlohmann::json variant_lessons(const chapter_runner::Result& r, const std::string& variant) {
+  return nlohmann::json::parse(proc::slurp(r.dir / variant / "lessons.json"), nullptr, false);
+}
+
+// A live CPU run's aoti variant, where this build has the AOTI package: its lessons all hold and
+// the compiled step runs no `op` (warns when the variant did not run).
+inline void check_aoti_variant(const chapter_runner::Result& r, const std::string& op) {
+  if (std::filesystem::exists(r.dir / "aoti" / "lessons.json")) {
+    const auto aoti = variant_lessons(r, "aoti");
+    CHECK(aoti["summary"]["failed"] == 0);
+    CHECK(chapter_runner::fact(aoti, "work_per_step")["data"]["ops"][op] == 0);
+  } else {
+    WARN("the aoti variant did not run (no AOTI package in this build): " << r.out);
+  }
+}
 
 }  // namespace part2

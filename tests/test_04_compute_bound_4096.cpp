@@ -281,15 +281,8 @@ TEST_CASE("ch04 GPU: 4096 is compute-bound, the CPU runs ahead, near the chip's 
 TEST_CASE("ch04 GPU: --experiment distribution records 20 GEMMs and its lessons hold", "[ch04][gpu]") {
   const auto r = chapter_runner::run_gpu(kChapter, {"--experiment", "distribution", "--check"}, "gpu20");
   INFO(r.out << r.err);
-  CHECK(r.rc == 0);
-  const auto lessons =
-      nlohmann::json::parse(proc::slurp(r.dir / "distribution" / "lessons.json"), nullptr, false);
-  REQUIRE(lessons.is_object());
-  CHECK(lessons["summary"]["failed"] == 0);
-  for (const char* id : {"kernel_durations", "launch_latency", "throughput"}) {
-    INFO(id);
-    CHECK(fact(lessons, id)["status"] == "pass");
-  }
+  const auto lessons = chapter_runner::experiment_lessons_pass(
+      r, "distribution", {"kernel_durations", "launch_latency", "throughput"});
   const auto& g = fact(lessons, "kernel_durations")["data"]["gemm"];
   REQUIRE(g["count"] == 20);
   CHECK(g["min_us"].get<double>() <= g["median_us"].get<double>());

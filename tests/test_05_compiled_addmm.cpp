@@ -194,6 +194,15 @@ wb::VariantRun* run_of(std::vector<wb::VariantRun>& runs, const std::string& nam
 
 const wb::Problem k64{64, 1, 2};
 
+// The H200 runs with `variant`'s trace replaced by eager's: lesson `id` fails, its verdict naming `says`.
+void fails_with_eager_trace(const std::string& variant, const std::string& id, const std::string& says) {
+  auto runs = h200_runs();
+  run_of(runs, variant)->trace = shared(three_steps([](Tb& b) { eager(b); }));
+  const auto& f = fact(wb::check_across(runs, k64), id);
+  CHECK(f.status == Status::Fail);
+  CHECK_THAT(f.verdict, ContainsSubstring(says));
+}
+
 }  // namespace
 
 // ---- the lessons across variants, on built traces -------------------------------------------
@@ -234,11 +243,7 @@ TEST_CASE("ch05: summarize reads ops, launches, the copy before the GEMM and the
 }
 
 TEST_CASE("ch05: one_op fails when the 'addmm' trace still runs matmul + add", "[ch05][cpu]") {
-  auto runs = h200_runs();
-  run_of(runs, "addmm")->trace = shared(three_steps([](Tb& b) { eager(b); }));
-  const auto& f = fact(wb::check_across(runs, k64), "one_op");
-  CHECK(f.status == Status::Fail);
-  CHECK_THAT(f.verdict, ContainsSubstring("addmm/aten::addmm"));
+  fails_with_eager_trace("addmm", "one_op", "addmm/aten::addmm");
 }
 
 TEST_CASE("ch05: one_op fails when the AOTI wrapper's call is not the addmm shim", "[ch05][cpu]") {
@@ -248,11 +253,7 @@ TEST_CASE("ch05: one_op fails when the AOTI wrapper's call is not the addmm shim
 }
 
 TEST_CASE("ch05: launches fails when the graph step still launches kernels one by one", "[ch05][cpu]") {
-  auto runs = h200_runs();
-  run_of(runs, "graph")->trace = shared(three_steps([](Tb& b) { eager(b); }));
-  const auto& f = fact(wb::check_across(runs, k64), "launches");
-  CHECK(f.status == Status::Fail);
-  CHECK_THAT(f.verdict, ContainsSubstring("graph/graph_launches"));
+  fails_with_eager_trace("graph", "launches", "graph/graph_launches");
 }
 
 TEST_CASE("ch05: same_gemm fails without the bias copy or with a beta-zero GEMM", "[ch05][cpu]") {

@@ -23,23 +23,8 @@ using wb::Status;
 
 namespace {
 
-void all_pass(const wb::LessonsReport& r) {
-  INFO(wb::render_lessons(r, wb::Format::Text));
-  CHECK(r.failed == 0);
-  CHECK(r.passed >= 1);
-}
-
 fs::path recorded(const std::string& platform, const std::string& variant) {
-  const fs::path t = chapter_runner::recorded_trace(platform, "06_linear/" + variant);
-  if (t.empty())
-    FAIL("no recording of 06_linear/"
-         << variant << " for " << platform
-         << ": a missing recording fails (scripts/record.sh on that machine writes it)");
-  return t;
-}
-
-nlohmann::json variant_lessons(const chapter_runner::Result& r, const std::string& variant) {
-  return nlohmann::json::parse(proc::slurp(r.dir / variant / "lessons.json"), nullptr, false);
+  return part2::recorded(platform, "06_linear", variant);
 }
 
 std::vector<std::string> gemm_kernels(const wb::Trace& t) {
@@ -52,10 +37,10 @@ std::vector<std::string> gemm_kernels(const wb::Trace& t) {
 TEST_CASE("eager Linear: view chain, one addmm, no add, the _bias_ kernel; no_bias: mm", "[ch06][cpu]") {
   const auto eager = part2::linear_trace(true), plain = part2::linear_trace(false);
   const auto r = judge(eager, "06_linear/eager", part2::kLinearGpu, "linear_fwd");
-  all_pass(r);
+  part2::all_pass(r);
   for (const char* id : {"dispatch_chain", "work_per_step", "view_ops", "launch_path"})
     CHECK(status(r, id) == Status::Pass);
-  all_pass(judge(plain, "06_linear/no_bias", part2::kLinearGpu, "linear_fwd"));
+  part2::all_pass(judge(plain, "06_linear/no_bias", part2::kLinearGpu, "linear_fwd"));
   // Each trace judged as the other variant fails: addmm is not mm, _bias_ is not plain.
   const auto crossed = judge(plain, "06_linear/eager", part2::kLinearGpu, "linear_fwd");
   CHECK(status(crossed, "dispatch_chain") == Status::Fail);
@@ -74,15 +59,11 @@ TEST_CASE("06's lessons fail on other chapters' real recordings", "[ch06][cpu]")
   REQUIRE(!cpu.empty());
   // Chapter 05's eager matmul + add: no aten::linear, no aten::t, an aten::add.
   const auto r = judge(wb::read_trace(cpu), "06_linear/eager", part2::kLinearCpu, "matmul_add");
-  CHECK(status(r, "dispatch_chain") == Status::Fail);
-  CHECK(status(r, "work_per_step") == Status::Fail);
-  CHECK(status(r, "view_ops") == Status::Fail);
+  part2::each_fails(r, {"dispatch_chain", "work_per_step", "view_ops"});
   const fs::path h200 = chapter_runner::recorded_trace("h200", "05_compiled_addmm/addmm");
   if (!h200.empty()) {  // addmm by hand: one addmm, but no linear/t chain and a _badd_ GEMM
     const auto a = judge(wb::read_trace(h200), "06_linear/eager", part2::kLinearGpu, "matmul_add");
-    CHECK(status(a, "dispatch_chain") == Status::Fail);
-    CHECK(status(a, "launch_path") == Status::Fail);
-    CHECK(status(a, "view_ops") == Status::Fail);
+    part2::each_fails(a, {"dispatch_chain", "launch_path", "view_ops"});
   }
 }
 
@@ -113,20 +94,14 @@ TEST_CASE("chapter 06 CPU edition, live: every variant passes its lessons", "[ch
   const auto r = chapter_runner::run("06_linear", {"--device", "cpu", "--check"}, "cpu");
   INFO(r.out << r.err);
   REQUIRE(r.rc == 0);
-  const auto eager = variant_lessons(r, "eager"), plain = variant_lessons(r, "no_bias");
+  const auto eager = part2::variant_lessons(r, "eager"), plain = part2::variant_lessons(r, "no_bias");
   REQUIRE(eager.is_object());
   REQUIRE(plain.is_object());
   CHECK(chapter_runner::fact(eager, "dispatch_chain")["status"] == "pass");
   CHECK(chapter_runner::fact(eager, "view_ops")["status"] == "pass");
   CHECK(chapter_runner::fact(eager, "work_per_step")["data"]["ops"]["aten::addmm"] == 1);
   CHECK(chapter_runner::fact(plain, "work_per_step")["data"]["ops"]["aten::mm"] == 1);
-  if (fs::exists(r.dir / "aoti" / "lessons.json")) {
-    const auto aoti = variant_lessons(r, "aoti");
-    CHECK(aoti["summary"]["failed"] == 0);
-    CHECK(chapter_runner::fact(aoti, "work_per_step")["data"]["ops"]["aten::t"] == 0);
-  } else {
-    WARN("the aoti variant did not run (no AOTI package in this build): " << r.out);
-  }
+  part2::check_aoti_variant(r, "aten::t");
   // Flags: --no-bias runs one variant; a size the package was not compiled for is refused early.
   const auto nb = chapter_runner::run("06_linear", {"--device", "cpu", "--no-bias"}, "cpu_nb");
   CHECK(nb.rc == 0);
@@ -144,7 +119,7 @@ TEST_CASE("chapter 06 on the GPU, live: lessons pass, compiled GEMM = eager GEMM
   CHECK(r.rc == 0);
   for (const char* v : {"eager", "no_bias", "aoti"}) {
     INFO(v);
-    const auto l = variant_lessons(r, v);
+    const auto l = part2::variant_lessons(r, v);
     REQUIRE(l.is_object());
     CHECK(l["summary"]["failed"] == 0);
   }

@@ -35,24 +35,9 @@ namespace {
 
 const char* kFacts[] = {"work_per_step", "view_ops", "gemm_tiles", "pointwise_traffic", "dispatch_chain"};
 
-void all_pass(const wb::LessonsReport& r) {
-  INFO(wb::render_lessons(r, wb::Format::Text));
-  CHECK(r.failed == 0);
-  CHECK(r.passed >= 1);
-}
-
 // The lessons of one variant's recording (expected_output/<platform>/07_geglu_mlp/<variant>/).
 fs::path recorded(const std::string& platform, const std::string& variant) {
-  const fs::path t = chapter_runner::recorded_trace(platform, "07_geglu_mlp/" + variant);
-  if (t.empty())
-    FAIL("no recording of 07_geglu_mlp/"
-         << variant << " for " << platform
-         << ": a missing recording fails (scripts/record.sh on that machine writes it)");
-  return t;
-}
-
-nlohmann::json variant_lessons(const chapter_runner::Result& r, const std::string& variant) {
-  return nlohmann::json::parse(proc::slurp(r.dir / variant / "lessons.json"), nullptr, false);
+  return part2::recorded(platform, "07_geglu_mlp", variant);
 }
 
 }  // namespace
@@ -60,7 +45,7 @@ nlohmann::json variant_lessons(const chapter_runner::Result& r, const std::strin
 TEST_CASE("eager MLP: 5 kernels, views without device time, two GEMM tiles, 5 intermediates moved",
           "[ch07][cpu]") {
   const auto r = judge(part2::mlp_trace(Mlp::Eager), "07_geglu_mlp/eager", part2::kMlpGpu, "mlp_fwd");
-  all_pass(r);
+  part2::all_pass(r);
   for (const char* id : kFacts) CHECK(status(r, id) == Status::Pass);
   const wb::Trace t = part2::mlp_trace(Mlp::Eager);  // the model reads the trace: keep it alive
   const wb::TraceModel m(t);
@@ -77,8 +62,8 @@ TEST_CASE("eager MLP: 5 kernels, views without device time, two GEMM tiles, 5 in
 TEST_CASE("fused MLP: the compiled and hand-written variants pass their lessons, not eager's",
           "[ch07][cpu]") {
   const auto aoti = part2::mlp_trace(Mlp::Aoti), hand = part2::mlp_trace(Mlp::Handwritten);
-  all_pass(judge(aoti, "07_geglu_mlp/aoti", part2::kMlpGpu, "mlp_fwd"));
-  all_pass(judge(hand, "07_geglu_mlp/handwritten", part2::kMlpGpu, "mlp_fwd"));
+  part2::all_pass(judge(aoti, "07_geglu_mlp/aoti", part2::kMlpGpu, "mlp_fwd"));
+  part2::all_pass(judge(hand, "07_geglu_mlp/handwritten", part2::kMlpGpu, "mlp_fwd"));
   // The wrong spec fails: 4 kernels are not 5, 3 intermediates are not 5, and back.
   const auto as_eager = judge(aoti, "07_geglu_mlp/eager", part2::kMlpGpu, "mlp_fwd");
   CHECK(status(as_eager, "work_per_step") == Status::Fail);
@@ -126,18 +111,13 @@ TEST_CASE("07's lessons fail on other chapters' real recordings", "[ch07][cpu]")
   const fs::path h200 = chapter_runner::recorded_trace("h200", "04_compute_bound_4096");
   if (!h200.empty()) {
     const auto r = judge(wb::read_trace(h200), "07_geglu_mlp/eager", part2::kMlpGpu, "matmul_add");
-    CHECK(status(r, "work_per_step") == Status::Fail);
-    CHECK(status(r, "gemm_tiles") == Status::Fail);
-    CHECK(status(r, "pointwise_traffic") == Status::Fail);
-    CHECK(status(r, "view_ops") == Status::Fail);
+    part2::each_fails(r, {"work_per_step", "gemm_tiles", "pointwise_traffic", "view_ops"});
   }
   // The CPU recording of chapter 01: one mm, no gelu or mul, no views.
   const fs::path cpu = chapter_runner::recorded_trace("cpu", "01_cold_64");
   REQUIRE(!cpu.empty());
   const auto r = judge(wb::read_trace(cpu), "07_geglu_mlp/eager", part2::kMlpCpu, "matmul_add");
-  CHECK(status(r, "work_per_step") == Status::Fail);
-  CHECK(status(r, "view_ops") == Status::Fail);
-  CHECK(status(r, "dispatch_chain") == Status::Fail);
+  part2::each_fails(r, {"work_per_step", "view_ops", "dispatch_chain"});
 }
 
 TEST_CASE("a CPU-only MLP trace: the op counts are judged, the kernel facts say they need a GPU",
@@ -154,19 +134,13 @@ TEST_CASE("chapter 07 CPU edition, live: eager and aoti pass, handwritten says w
   const auto r = chapter_runner::run("07_geglu_mlp", {"--device", "cpu", "--check"}, "cpu");
   INFO(r.out << r.err);
   REQUIRE(r.rc == 0);
-  const auto eager = variant_lessons(r, "eager");
+  const auto eager = part2::variant_lessons(r, "eager");
   REQUIRE(eager.is_object());
   CHECK(eager["summary"]["failed"] == 0);
   CHECK(chapter_runner::fact(eager, "work_per_step")["status"] == "pass");
   CHECK(chapter_runner::fact(eager, "view_ops")["status"] == "pass");
   CHECK(chapter_runner::fact(eager, "work_per_step")["data"]["ops"]["aten::mm"] == 3);
-  if (fs::exists(r.dir / "aoti" / "lessons.json")) {
-    const auto aoti = variant_lessons(r, "aoti");
-    CHECK(aoti["summary"]["failed"] == 0);
-    CHECK(chapter_runner::fact(aoti, "work_per_step")["data"]["ops"]["aten::gelu"] == 0);
-  } else {
-    WARN("the aoti variant did not run (no AOTI package in this build): " << r.out);
-  }
+  part2::check_aoti_variant(r, "aten::gelu");
   CHECK(!fs::exists(r.dir / "handwritten"));
   const auto hand =
       chapter_runner::run("07_geglu_mlp", {"--device", "cpu", "--variant", "handwritten"}, "cpu_hand");
@@ -233,7 +207,7 @@ TEST_CASE("chapter 07 on the GPU, live: every variant passes its lessons", "[ch0
   INFO(r.out << r.err);
   CHECK(r.rc == 0);
   for (const char* v : {"eager", "aoti", "handwritten"}) {
-    const auto l = variant_lessons(r, v);
+    const auto l = part2::variant_lessons(r, v);
     // A failing variant shows its lessons (which fact, measured what), not only its count.
     INFO(v << "\n" << proc::slurp(r.dir / v / "lessons.txt"));
     REQUIRE(l.is_object());

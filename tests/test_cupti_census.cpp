@@ -53,6 +53,21 @@ std::unique_ptr<wb::LaunchCensus> census_or_skip() {
   return nullptr;
 }
 
+// A new census is refused with `code`, its message containing `says` (the test fails with
+// `if_subscribed` when it is not refused); returns the message.
+std::string census_refused(wb::CensusError::Code code, const std::string& says,
+                           const std::string& if_subscribed) {
+  try {
+    wb::LaunchCensus census;
+    FAIL(if_subscribed);
+  } catch (const wb::CensusError& e) {
+    CHECK(e.code == code);
+    CHECK_THAT(e.what(), ContainsSubstring(says));
+    return e.what();
+  }
+  return {};  // unreachable: FAIL throws
+}
+
 // Profiles three eager steps with CUDA activities; returns the last cycle's trace.
 wb::Trace profile_three(Eager64& e) {
   wb::ProfilerOptions po;
@@ -155,13 +170,8 @@ TEST_CASE("census: without a CUDA device the census says so instead of counting"
   const std::string why = wb::LaunchCensus::unavailable_reason();
   if (why.empty()) SKIP("a CUDA device is present: see the [gpu] cases");
   CHECK_THAT(why, ContainsSubstring("no CUDA device") || ContainsSubstring("no CUPTI"));
-  try {
-    wb::LaunchCensus census;
-    FAIL("the census subscribed without a CUDA device");
-  } catch (const wb::CensusError& e) {
-    CHECK(e.code == wb::CensusError::Code::Unavailable);
-    CHECK_THAT(e.what(), ContainsSubstring("unavailable"));
-  }
+  census_refused(wb::CensusError::Code::Unavailable, "unavailable",
+                 "the census subscribed without a CUDA device");
 }
 
 // ---- GPU (run each case in a process of its own: ctest does) -------------------------------
@@ -192,14 +202,9 @@ TEST_CASE("census: a second subscriber is refused with a clear message", "[cupti
   if (!have_cuda()) SKIP("no CUDA device: " << wb::LaunchCensus::unavailable_reason());
   {
     auto first = census_or_skip();
-    try {
-      wb::LaunchCensus second;
-      FAIL("CUPTI accepted two subscribers");
-    } catch (const wb::CensusError& e) {
-      CHECK(e.code == wb::CensusError::Code::Conflict);
-      CHECK_THAT(e.what(), ContainsSubstring("one per process"));
-      WARN("the refusal reads: " << e.what());  // CUPTI may also name the holder
-    }
+    const std::string why =
+        census_refused(wb::CensusError::Code::Conflict, "one per process", "CUPTI accepted two subscribers");
+    WARN("the refusal reads: " << why);  // CUPTI may also name the holder
   }
   wb::LaunchCensus again;  // the first unsubscribed: CUPTI is free again
   SUCCEED();

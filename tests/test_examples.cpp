@@ -53,6 +53,15 @@ int count_lines(const fs::path& p) {
 std::string show(const proc::Exit& r) {
   return "exit " + std::to_string(r.code) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
 }
+
+// The trace a program wrote into `out` records ProfilerSteps 2, 3 and 4 and one matmul_add
+// annotation (the loop every example profiles); then `out` is removed.
+void check_steps_2_to_4(const fs::path& out) {
+  const Seen s = read_back(out / "trace.json");
+  CHECK(s.steps == std::set<int>{2, 3, 4});
+  CHECK(s.annotations.count("matmul_add") == 1);
+  fs::remove_all(out);
+}
 }  // namespace
 
 TEST_CASE("examples/minimal profiles a loop with wb::Profiler and writes a table and a trace",
@@ -67,10 +76,7 @@ TEST_CASE("examples/minimal profiles a loop with wb::Profiler and writes a table
     CHECK_THAT(table, ContainsSubstring(row));
   CHECK_THAT(r.out, ContainsSubstring("aten::matmul"));  // also printed
   // schedule wait=1, warmup=1, active=3: steps 2, 3 and 4 are recorded, as in Python.
-  const Seen s = read_back(out / "trace.json");
-  CHECK(s.steps == std::set<int>{2, 3, 4});
-  CHECK(s.annotations.count("matmul_add") == 1);
-  fs::remove_all(out);
+  check_steps_2_to_4(out);
 }
 
 TEST_CASE("examples/raw_kineto: the raw LibTorch calls record the same steps as wb::Profiler",
@@ -79,10 +85,7 @@ TEST_CASE("examples/raw_kineto: the raw LibTorch calls record the same steps as 
   const auto r = proc::run(proc::bin("example_raw_kineto"), {out.string()});
   INFO(show(r));
   REQUIRE(r.code == 0);
-  const Seen s = read_back(out / "trace.json");
-  CHECK(s.steps == std::set<int>{2, 3, 4});
-  CHECK(s.annotations.count("matmul_add") == 1);
-  fs::remove_all(out);
+  check_steps_2_to_4(out);
 }
 
 TEST_CASE("examples/minimal/minimal.py: torch.profiler records the same steps", "[examples][tools][cpu]") {
@@ -93,10 +96,7 @@ TEST_CASE("examples/minimal/minimal.py: torch.profiler records the same steps", 
   INFO(show(r));
   REQUIRE(r.code == 0);
   CHECK_THAT(proc::slurp(out / "table.txt"), ContainsSubstring("aten::matmul"));
-  const Seen s = read_back(out / "trace.json");
-  CHECK(s.steps == std::set<int>{2, 3, 4});
-  CHECK(s.annotations.count("matmul_add") == 1);
-  fs::remove_all(out);
+  check_steps_2_to_4(out);
 }
 
 // Installs the package into <build>/package-test/prefix and builds examples/your_model in

@@ -71,52 +71,28 @@ fs::path make_run(const std::string& tag, const fs::path& trace, const json& run
 const json kRun64 = {{"size", 64}, {"batch", 1}, {"dtype_bytes", 2}, {"annotation", "matmul_add"}};
 const json kRun4096 = {{"size", 4096}, {"batch", 1}, {"dtype_bytes", 2}, {"annotation", "matmul_add"}};
 
+// A complete ("X") event of a Chrome trace.
+json x_event(const std::string& cat, const std::string& name, int pid, int tid, double ts, const json& dur,
+             const json& args) {
+  return {{"ph", "X"},  {"cat", cat}, {"name", name}, {"pid", pid},
+          {"tid", tid}, {"ts", ts},   {"dur", dur},   {"args", args}};
+}
+
 // A synthetic GPU trace of three steps, each one cudaGraphLaunch replaying a GEMM and an add.
 fs::path graph_trace(const std::string& tag) {
   json ev = json::array();
   int corr = 100, ext = 1;
   for (int step = 2; step <= 4; ++step) {
     const double t = 1000.0 + 100.0 * step;
-    ev.push_back({{"ph", "X"},
-                  {"cat", "user_annotation"},
-                  {"name", std::string(wb::kStepPrefix) + std::to_string(step)},
-                  {"pid", 1},
-                  {"tid", 1},
-                  {"ts", t},
-                  {"dur", 30},
-                  {"args", {{"External id", ext++}}}});
-    ev.push_back({{"ph", "X"},
-                  {"cat", "user_annotation"},
-                  {"name", "matmul_add"},
-                  {"pid", 1},
-                  {"tid", 1},
-                  {"ts", t + 1},
-                  {"dur", 25},
-                  {"args", {{"External id", ext++}}}});
-    ev.push_back({{"ph", "X"},
-                  {"cat", "cuda_runtime"},
-                  {"name", "cudaGraphLaunch"},
-                  {"pid", 1},
-                  {"tid", 1},
-                  {"ts", t + 2},
-                  {"dur", 8},
-                  {"args", {{"External id", ext - 1}, {"correlation", corr}}}});
-    ev.push_back({{"ph", "X"},
-                  {"cat", "kernel"},
-                  {"name", "nvjet_sm90_tst_64x8_64x16_1x4_h_bz_NNT"},
-                  {"pid", 0},
-                  {"tid", 7},
-                  {"ts", t + 12},
-                  {"dur", 1.9},
-                  {"args", {{"correlation", corr}}}});
-    ev.push_back({{"ph", "X"},
-                  {"cat", "kernel"},
-                  {"name", "void at::native::vectorized_elementwise_kernel<8>"},
-                  {"pid", 0},
-                  {"tid", 7},
-                  {"ts", t + 14},
-                  {"dur", 0.9},
-                  {"args", {{"correlation", corr}}}});
+    ev.push_back(x_event("user_annotation", std::string(wb::kStepPrefix) + std::to_string(step), 1, 1, t, 30,
+                         {{"External id", ext++}}));
+    ev.push_back(x_event("user_annotation", "matmul_add", 1, 1, t + 1, 25, {{"External id", ext++}}));
+    ev.push_back(x_event("cuda_runtime", "cudaGraphLaunch", 1, 1, t + 2, 8,
+                         {{"External id", ext - 1}, {"correlation", corr}}));
+    ev.push_back(x_event("kernel", "nvjet_sm90_tst_64x8_64x16_1x4_h_bz_NNT", 0, 7, t + 12, 1.9,
+                         {{"correlation", corr}}));
+    ev.push_back(x_event("kernel", "void at::native::vectorized_elementwise_kernel<8>", 0, 7, t + 14, 0.9,
+                         {{"correlation", corr}}));
     ++corr;
   }
   const fs::path p = temp_dir(tag + "_src") / "graph.json";
@@ -159,22 +135,9 @@ fs::path mm_trace(const std::vector<double>& dur_us, const std::string& tag) {
   int ext = 1;
   for (size_t i = 0; i < dur_us.size(); ++i) {
     const double t = 1000.0 + 2000.0 * static_cast<double>(i);
-    ev.push_back({{"ph", "X"},
-                  {"cat", "user_annotation"},
-                  {"name", std::string(wb::kStepPrefix) + std::to_string(i)},
-                  {"pid", 1},
-                  {"tid", 1},
-                  {"ts", t},
-                  {"dur", 1500},
-                  {"args", {{"External id", ext++}}}});
-    ev.push_back({{"ph", "X"},
-                  {"cat", "cpu_op"},
-                  {"name", "aten::mm"},
-                  {"pid", 1},
-                  {"tid", 1},
-                  {"ts", t + 10},
-                  {"dur", dur_us[i]},
-                  {"args", {{"External id", ext++}}}});
+    ev.push_back(x_event("user_annotation", std::string(wb::kStepPrefix) + std::to_string(i), 1, 1, t, 1500,
+                         {{"External id", ext++}}));
+    ev.push_back(x_event("cpu_op", "aten::mm", 1, 1, t + 10, dur_us[i], {{"External id", ext++}}));
   }
   const fs::path p = temp_dir(tag + "_src") / "trace.json";
   std::ofstream(p) << json({{"traceEvents", ev}}).dump();

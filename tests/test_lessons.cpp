@@ -11,6 +11,7 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lessons_fixtures.hpp"
@@ -52,6 +53,11 @@ Scenario compute_bound() {
   return s;
 }
 
+// One fact on the default trace (64-like: the GPU keeps up) and on compute_bound()'s.
+std::pair<wb::Fact, wb::Fact> on_64_and_4096(std::string_view id) {
+  return {fact(fixtures::make_trace({}), id), fact(fixtures::make_trace(compute_bound()), id)};
+}
+
 }  // namespace
 
 TEST_CASE("CPU-only trace: GPU facts are not applicable, with a reason", "[lessons][cpu]") {
@@ -71,12 +77,11 @@ TEST_CASE("CPU-only trace: GPU facts are not applicable, with a reason", "[lesso
 }
 
 TEST_CASE("overhead_bound: tiny kernels pass, long kernels fail", "[lessons][cpu]") {
-  const wb::Fact tiny = fact(fixtures::make_trace({}), "overhead_bound");
+  const auto [tiny, heavy] = on_64_and_4096("overhead_bound");
   CHECK(tiny.status == Status::Pass);
   CHECK(tiny.data["cuda_cpu_ratio"].get<double>() < 0.1);
   CHECK(tiny.data["gpu_busy_fraction"].get<double>() < 0.5);
 
-  const wb::Fact heavy = fact(fixtures::make_trace(compute_bound()), "overhead_bound");
   CHECK(heavy.status == Status::Fail);
   CHECK(heavy.data["cuda_cpu_ratio"].get<double>() > 0.5);
   CHECK(heavy.data["gpu_busy_fraction"].get<double>() > 0.5);
@@ -175,11 +180,10 @@ TEST_CASE("kernel_footprint: heavy GEMM vs light add; no launch config -> not ap
 }
 
 TEST_CASE("launch_latency: flat when the GPU keeps up, growing when the queue fills", "[lessons][cpu]") {
-  const wb::Fact flat = fact(fixtures::make_trace({}), "launch_latency");
+  const auto [flat, grows] = on_64_and_4096("launch_latency");
   CHECK(flat.status == Status::Fail);
   CHECK(flat.data["growth"].get<double>() < 2);
 
-  const wb::Fact grows = fact(fixtures::make_trace(compute_bound()), "launch_latency");
   CHECK(grows.status == Status::Pass);
   CHECK(grows.data["growth"].get<double>() >= 3);
   CHECK(grows.data["per_step"].size() == 3);
@@ -187,11 +191,10 @@ TEST_CASE("launch_latency: flat when the GPU keeps up, growing when the queue fi
 
 TEST_CASE("end_sync: idle wait at 64, draining a queue at 4096; no sync -> not applicable",
           "[lessons][cpu]") {
-  const wb::Fact idle = fact(fixtures::make_trace({}), "end_sync");
+  const auto [idle, busy] = on_64_and_4096("end_sync");
   CHECK(idle.status == Status::Pass);
   CHECK(idle.data["busy_during_sync_fraction"].get<double>() < 0.5);
 
-  const wb::Fact busy = fact(fixtures::make_trace(compute_bound()), "end_sync");
   CHECK(busy.status == Status::Fail);
   CHECK(busy.data["busy_during_sync_fraction"].get<double>() >= 0.5);
 

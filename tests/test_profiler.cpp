@@ -191,13 +191,16 @@ TEST_CASE("with_flops: the trace carries FLOPs and shapes, and the table shows P
   po.schedule = wb::Schedule{0, 1, 2, 1, 0};
   po.cuda = false;
   po.with_flops = true;
+  auto three_addmm_steps = [&](wb::Profiler& p) {
+    p.start();
+    for (int i = 0; i < 3; ++i) {
+      torch::addmm(b, x, w);
+      p.step();
+    }
+    p.stop();
+  };
   wb::Profiler prof(po);
-  prof.start();
-  for (int i = 0; i < 3; ++i) {
-    torch::addmm(b, x, w);
-    prof.step();
-  }
-  prof.stop();
+  three_addmm_steps(prof);
   REQUIRE(prof.results().size() == 1);
   auto& r = prof.results()[0];
   int64_t flops = 0;
@@ -221,11 +224,6 @@ TEST_CASE("with_flops: the trace carries FLOPs and shapes, and the table shows P
   wb::ProfilerOptions plain = po;
   plain.with_flops = false;
   wb::Profiler p2(plain);
-  p2.start();
-  for (int i = 0; i < 3; ++i) {
-    torch::addmm(b, x, w);
-    p2.step();
-  }
-  p2.stop();
+  three_addmm_steps(p2);
   CHECK_FALSE(p2.results()[0].trace().with_flops);
 }

@@ -228,6 +228,11 @@ TEST_CASE("recordings check: a report that matches passes; any change to it is f
   rep.chapter = "03_batched_bmm";
   const json good = wb::to_json(rep);
   auto write = [&](const json& j) { std::ofstream(dir / "lessons.json") << j.dump(2); };
+  // The differences when the recording says `recorded`.
+  auto differences_with = [&](const json& recorded) {
+    write(recorded);
+    return differences(platform, "03_batched_bmm");
+  };
 
   write(good);
   INFO(wb::render_lessons(rep, wb::Format::Text));
@@ -237,24 +242,21 @@ TEST_CASE("recordings check: a report that matches passes; any change to it is f
   // Another verdict (a number changed by hand).
   json j = good;
   j["facts"][0]["verdict"] = j["facts"][0]["verdict"].get<std::string>() + " (edited)";
-  write(j);
-  auto d = differences(platform, "03_batched_bmm");
+  auto d = differences_with(j);
   REQUIRE(d.size() == 1);
   CHECK_THAT(d[0], ContainsSubstring("verdict recorded"));
 
   // Another status.
   j = good;
   j["facts"][1]["status"] = j["facts"][1]["status"] == "pass" ? "fail" : "pass";
-  write(j);
-  d = differences(platform, "03_batched_bmm");
+  d = differences_with(j);
   REQUIRE(!d.empty());
   CHECK_THAT(d[0], ContainsSubstring("status recorded"));
 
   // A lesson the spec no longer has (or a new one the recording lacks).
   j = good;
   j["facts"].erase(j["facts"].begin() + 1);
-  write(j);
-  d = differences(platform, "03_batched_bmm");
+  d = differences_with(j);
   REQUIRE(!d.empty());
   CHECK_THAT(d[0], ContainsSubstring("lessons recorded"));
 
@@ -270,8 +272,7 @@ TEST_CASE("recordings check: a report that matches passes; any change to it is f
   fs::copy_file(fixtures::data_dir() / "h200_64_cold.json", dir / "trace_2d.json");
   j = good;
   j["options"].erase("reference_file");
-  write(j);
-  d = differences(platform, "03_batched_bmm");
+  d = differences_with(j);
   REQUIRE(!d.empty());
   CHECK_THAT(d[0], ContainsSubstring("batch_chain: status recorded pass, today fail"));
 
