@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../fuzz/trace_dump.hpp"  // the field-by-field text the fuzz target compares too
 #include "process.hpp"
 #include "workbook/trace_model.hpp"
 #include "workbook/trace_reader.hpp"
@@ -470,31 +471,12 @@ TEST_CASE("record_shapes: input shapes as Python prints them, FLOPs by torch's f
 // ---- big inputs are read in pieces (ReadOptions::piece_bytes): the same trace, or the same error
 namespace {
 
-// Every field the reader fills, one line per event.
-std::string dump(const wb::Trace& t) {
-  std::ostringstream o;
-  o << t.base_ns << '|' << t.source << '|' << t.record_shapes << t.with_flops << t.profile_memory << '\n';
-  for (const auto& d : t.devices)
-    o << d.id << d.name << d.compute_major << d.compute_minor << d.total_global_mem << d.num_sms << '\n';
-  for (const auto& e : t.events) {
-    o << e.name << '|' << static_cast<int>(e.kind) << '|' << e.category << '|' << e.start_ns << '|'
-      << e.dur_ns << '|' << e.pid << '|' << e.tid << '|' << e.id << '|' << e.linked_id << '|' << e.is_async
-      << '|' << e.bytes << '|' << e.input_shapes << '|' << e.flops;
-    if (const auto& k = e.kernel)
-      o << '|' << k->registers_per_thread << ',' << k->shared_memory << ',' << k->grid[0] << ',' << k->grid[1]
-        << ',' << k->grid[2] << ',' << k->block[0] << ',' << k->block[1] << ',' << k->block[2] << ','
-        << k->blocks_per_sm << ',' << k->warps_per_sm;
-    o << '\n';
-  }
-  return o.str();
-}
-
 // What reading `json` gives: the dump, or the error's text.
 std::string outcome(const std::string& json, int64_t piece_bytes) {
   wb::ReadOptions o;
   o.piece_bytes = piece_bytes;
   try {
-    return dump(wb::parse_trace(json, "pieces.json", o));
+    return fuzz::dump_trace(wb::parse_trace(json, "pieces.json", o));
   } catch (const wb::TraceError& e) {
     return std::string("TraceError at ") + std::to_string(e.offset()) + ": " + e.what();
   }
