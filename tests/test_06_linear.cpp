@@ -29,7 +29,7 @@ fs::path recorded(const std::string& platform, const std::string& variant) {
 
 std::vector<std::string> gemm_kernels(const wb::Trace& t) {
   const wb::TraceModel m(t);
-  return wb::fact_launch_path(m).data.value("gemm_kernels", std::vector<std::string>{});
+  return wb::compute_fact("launch_path", m).data.value("gemm_kernels", std::vector<std::string>{});
 }
 
 }  // namespace

@@ -51,10 +51,10 @@ TEST_CASE("eager MLP: 5 kernels, views without device time, two GEMM tiles, 5 in
   const wb::TraceModel m(t);
   wb::FactOptions o;
   o.problem = part2::kMlpGpu;
-  const wb::Fact pw = wb::fact_pointwise_traffic(m, o);
+  const wb::Fact pw = wb::compute_fact("pointwise_traffic", m, o);
   CHECK(pw.data["mb_per_step"].get<double>() > 250);  // 5 x 50.3 MB
   CHECK(pw.data["mb_per_step"].get<double>() < 253);
-  const wb::Fact tiles = wb::fact_gemm_tiles(m, o);
+  const wb::Fact tiles = wb::compute_fact("gemm_tiles", m, o);
   CHECK(tiles.data["gflop_each"].get<double>() > 38.6);  // 2*8192*768*3072
   CHECK(tiles.data["gflop_each"].get<double>() < 38.7);
 }
@@ -230,7 +230,7 @@ TEST_CASE("07's H200 recording: 5 -> 4 -> 4 kernels, GEMM names unchanged by the
       const wb::TraceModel m(t);
       wb::FactOptions o;
       o.problem = part2::kMlpGpu;
-      gemms[i++] = wb::fact_gemm_tiles(m, o).data["gemm_kernels"].get<std::vector<std::string>>();
+      gemms[i++] = wb::compute_fact("gemm_tiles", m, o).data["gemm_kernels"].get<std::vector<std::string>>();
     }
   }
   CHECK(gemms[0] == gemms[1]);  // Inductor leaves the GEMMs to the same cuBLAS kernels

@@ -869,59 +869,29 @@ TEST_CASE("chapters 06 and 07 on their H200 recordings: the GPU checks of ex06.*
     exercise::Outcome outcome;
     std::vector<S> checks;  // the catalog's checks, in order
   };
-  const fs::path l06 = kH200 / "06_linear", l07 = kH200 / "07_geglu_mlp";
+  using O = exercise::Outcome;
+  auto ch06 = [](const char* variant) { return kH200 / "06_linear" / variant / "trace.json"; };
+  auto ch07 = [](const char* variant) { return kH200 / "07_geglu_mlp" / variant / "trace.json"; };
   const std::vector<Case> cases = {
       // ex06.1's target is chapter 06's eager step: one addmm, W^T a view, one kernel.
-      {"ex06.1",
-       "06 eager",
-       l06 / "eager" / "trace.json",
-       exercise::Outcome::Pass,
-       {S::Pass, S::Pass, S::Pass}},
-      {"ex06.1",
-       "06 no_bias",
-       l06 / "no_bias" / "trace.json",
-       exercise::Outcome::Fail,
-       {S::Fail, S::Pass, S::Pass}},
-      {"ex06.1",
-       "06 aoti",
-       l06 / "aoti" / "trace.json",
-       exercise::Outcome::Fail,
-       {S::Fail, S::Fail, S::Pass}},
+      {"ex06.1", "06 eager", ch06("eager"), O::Pass, {S::Pass, S::Pass, S::Pass}},
+      {"ex06.1", "06 no_bias", ch06("no_bias"), O::Fail, {S::Fail, S::Pass, S::Pass}},
+      {"ex06.1", "06 aoti", ch06("aoti"), O::Fail, {S::Fail, S::Fail, S::Pass}},
       // ex06.2's target (mm on the view) is chapter 06's no_bias step.
-      {"ex06.2",
-       "06 no_bias",
-       l06 / "no_bias" / "trace.json",
-       exercise::Outcome::Pass,
-       {S::Pass, S::Pass, S::Pass}},
-      {"ex06.2",
-       "06 eager",
-       l06 / "eager" / "trace.json",
-       exercise::Outcome::Fail,
-       {S::Fail, S::Pass, S::Pass}},
+      {"ex06.2", "06 no_bias", ch06("no_bias"), O::Pass, {S::Pass, S::Pass, S::Pass}},
+      {"ex06.2", "06 eager", ch06("eager"), O::Fail, {S::Fail, S::Pass, S::Pass}},
       // ex07.1: eager runs three GEMMs (5 kernels); the fused variants fuse the pointwise pair,
       // not the GEMMs (still 3 GEMM kernels, and no aten::mm / aten::gelu left to count).
-      {"ex07.1", "07 eager", l07 / "eager" / "trace.json", exercise::Outcome::Fail, {S::Fail, S::Fail}},
-      {"ex07.1", "07 aoti", l07 / "aoti" / "trace.json", exercise::Outcome::Fail, {S::Fail, S::Fail}},
-      {"ex07.1",
-       "07 handwritten",
-       l07 / "handwritten" / "trace.json",
-       exercise::Outcome::Fail,
-       {S::Fail, S::Fail}},
-      {"ex07.1",
-       "07 eager, gate+up as one GEMM",
-       gate_up_as_one("e71"),
-       exercise::Outcome::Pass,
-       {S::Pass, S::Pass}},
+      {"ex07.1", "07 eager", ch07("eager"), O::Fail, {S::Fail, S::Fail}},
+      {"ex07.1", "07 aoti", ch07("aoti"), O::Fail, {S::Fail, S::Fail}},
+      {"ex07.1", "07 handwritten", ch07("handwritten"), O::Fail, {S::Fail, S::Fail}},
+      {"ex07.1", "07 eager, gate+up as one GEMM", gate_up_as_one("e71"), O::Pass, {S::Pass, S::Pass}},
       // ex07.2: eager still has aten::mul, but its two pointwise kernels are what the GPU check
       // wants; a fused kernel is one pointwise kernel, so the fused variants fail both.
-      {"ex07.2", "07 eager", l07 / "eager" / "trace.json", exercise::Outcome::Fail, {S::Fail, S::Pass}},
-      {"ex07.2", "07 aoti", l07 / "aoti" / "trace.json", exercise::Outcome::Fail, {S::Fail, S::Fail}},
-      {"ex07.2",
-       "07 handwritten",
-       l07 / "handwritten" / "trace.json",
-       exercise::Outcome::Fail,
-       {S::Fail, S::Fail}},
-      {"ex07.2", "07 eager, mul in place", mul_in_place("e72"), exercise::Outcome::Pass, {S::Pass, S::Pass}},
+      {"ex07.2", "07 eager", ch07("eager"), O::Fail, {S::Fail, S::Pass}},
+      {"ex07.2", "07 aoti", ch07("aoti"), O::Fail, {S::Fail, S::Fail}},
+      {"ex07.2", "07 handwritten", ch07("handwritten"), O::Fail, {S::Fail, S::Fail}},
+      {"ex07.2", "07 eager, mul in place", mul_in_place("e72"), O::Pass, {S::Pass, S::Pass}},
   };
   int n = 0;
   for (const auto& c : cases) {
@@ -946,7 +916,7 @@ TEST_CASE("chapters 06 and 07 on their H200 recordings: the GPU checks of ex06.*
     INFO(id);
     const exercise::Exercise& e = ex(id);
     const exercise::CheckResult r =
-        judge_as(id, make_run(std::string("h200_stub_") + id, l07 / "eager" / "trace.json", kRunLinear));
+        judge_as(id, make_run(std::string("h200_stub_") + id, ch07("eager"), kRunLinear));
     const exercise::CheckVerdict* v = verdict_of(r, e, static_cast<size_t>(e.stub_fails));
     REQUIRE(v != nullptr);
     CHECK(v->fact.status == S::Fail);

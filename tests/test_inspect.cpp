@@ -163,7 +163,7 @@ TEST_CASE("inspect: throughput from the trace's FLOPs, or the flags that would g
   wb::FactOptions o;  // no problem size
   {
     const wb::TraceModel m(t);
-    const wb::Fact f = wb::fact_throughput(m, o);
+    const wb::Fact f = wb::compute_fact("throughput", m, o);
     CHECK(f.status == wb::Status::NotApplicable);
     CHECK(f.verdict.find("with_flops") != std::string::npos);
   }
@@ -171,7 +171,7 @@ TEST_CASE("inspect: throughput from the trace's FLOPs, or the flags that would g
   for (auto& e : t.events)
     if (e.name == "aten::addmm") e.flops = 2LL * 4096 * 4096 * 4096;
   const wb::TraceModel m(t);
-  const wb::Fact f = wb::fact_throughput(m, o);
+  const wb::Fact f = wb::compute_fact("throughput", m, o);
   REQUIRE(f.measured);
   CHECK(f.data["source"] == "trace FLOPs (with_flops)");
   // 137 GFLOP in ~197 us: about 700 TFLOP/s, i.e. most of the H200's dense bf16 peak.

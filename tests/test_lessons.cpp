@@ -531,7 +531,7 @@ TEST_CASE("lesson explanations quote no measured figure: the measured value is t
   const wb::Trace empty;
   const wb::TraceModel m(empty);
   for (const auto& info : wb::all_facts()) {
-    const wb::Fact f = info.fn(m, {});
+    const wb::Fact f = wb::compute_fact(info.id, m);
     ++patterns;
     INFO("default pattern of " << info.id);
     CHECK(measured_figures(f.pattern) == std::vector<std::string>{});

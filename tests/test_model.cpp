@@ -3,8 +3,14 @@
 #include <algorithm>
 #include <catch2/catch_test_macros.hpp>
 #include <filesystem>
+#include <set>
 #include <string>
 
+#include "workbook/lessons.hpp"
+#include "workbook/names.hpp"
+#include "workbook/rules.hpp"
+#include "workbook/schedule.hpp"
+#include "workbook/trace_diff.hpp"
 #include "workbook/trace_model.hpp"
 #include "workbook/trace_reader.hpp"
 
@@ -242,4 +248,37 @@ TEST_CASE("an empty trace gives an empty model", "[core][model][cpu]") {
   CHECK(m.steps().empty());
   CHECK(m.step_at(0) == nullptr);
   CHECK(m.find("").empty());
+}
+
+namespace {
+// Every value of an enum (0 .. Last) through `name`: how many distinct names came back.
+template <class E, E Last, class F>
+size_t distinct_names(F name) {
+  std::set<std::string> seen;
+  for (int v = 0; v <= static_cast<int>(Last); ++v) seen.insert(std::string(name(static_cast<E>(v))));
+  return seen.size();
+}
+}  // namespace
+
+TEST_CASE("enum names: one name per value, read back by name", "[core][names][cpu]") {
+  enum class Color { Red, Green, Blue };
+  constexpr wb::EnumNames<Color, Color::Blue> kColors{"red", "green", "blue"};
+  STATIC_REQUIRE(kColors.name(Color::Green) == "green");
+  CHECK(kColors.value("blue") == Color::Blue);
+  CHECK_FALSE(kColors.value("Blue").has_value());  // names are exact
+  CHECK(kColors.name(static_cast<Color>(7)) == "?");
+
+  // The tables in common/: no two values share a name (so a name reads back as its value).
+  CHECK(distinct_names<wb::Kind, wb::Kind::Other>(wb::kind_name) == 11);
+  CHECK(distinct_names<wb::KernelClass, wb::KernelClass::Other>(wb::class_name) == 6);
+  CHECK(distinct_names<wb::ProfilerAction, wb::ProfilerAction::RecordAndSave>(wb::action_name) == 4);
+  CHECK(distinct_names<wb::DiffKind, wb::DiffKind::Removed>(wb::diff_kind_name) == 4);
+  CHECK(distinct_names<wb::Status, wb::Status::NotApplicable>(wb::status_name) == 3);
+  CHECK(distinct_names<wb::Status, wb::Status::NotApplicable>(wb::status_mark) == 3);
+  for (wb::Kind k :
+       {wb::Kind::CpuOp, wb::Kind::UserAnnotation, wb::Kind::GpuUserAnnotation, wb::Kind::Runtime,
+        wb::Kind::Driver, wb::Kind::Kernel, wb::Kind::Memcpy, wb::Kind::Memset, wb::Kind::Trace})
+    CHECK(wb::kind_from_category(wb::kind_name(k)) == k);
+  CHECK(wb::status_mark(wb::Status::NotApplicable) == "n/a");
+  CHECK(wb::status_name(wb::Status::NotApplicable) == "not_applicable");
 }

@@ -1,4 +1,5 @@
 #include "workbook/rules.hpp"
+#include "workbook/names.hpp"
 
 #include <array>
 #include <cctype>
@@ -37,17 +38,12 @@ KernelClass classify(const Event& e) {
   }
 }
 
-std::string_view class_name(KernelClass k) {
-  switch (k) {
-    case KernelClass::Gemm: return "gemm";
-    case KernelClass::Elementwise: return "elementwise";
-    case KernelClass::Reduction: return "reduction";
-    case KernelClass::Memcpy: return "memcpy";
-    case KernelClass::Memset: return "memset";
-    case KernelClass::Other: return "other";
-  }
-  return "other";
-}
+namespace {
+constexpr EnumNames<KernelClass, KernelClass::Other> kKernelClassNames{"gemm",   "elementwise", "reduction",
+                                                                       "memcpy", "memset",      "other"};
+}  // namespace
+
+std::string_view class_name(KernelClass k) { return kKernelClassNames.name(k); }
 
 bool is_gemm_op(std::string_view op) {
   constexpr std::array<std::string_view, 9> kGemm = {"mm",    "bmm", "addmm", "baddbmm",   "addbmm",

@@ -1,19 +1,17 @@
 #include "workbook/schedule.hpp"
+#include "workbook/names.hpp"
 
 #include <charconv>
 #include <vector>
 
 namespace wb {
 
-std::string_view action_name(ProfilerAction a) {
-  switch (a) {
-    case ProfilerAction::None: return "NONE";
-    case ProfilerAction::Warmup: return "WARMUP";
-    case ProfilerAction::Record: return "RECORD";
-    case ProfilerAction::RecordAndSave: return "RECORD_AND_SAVE";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumNames<ProfilerAction, ProfilerAction::RecordAndSave> kActionNames{"NONE", "WARMUP", "RECORD",
+                                                                                "RECORD_AND_SAVE"};
+}  // namespace
+
+std::string_view action_name(ProfilerAction a) { return kActionNames.name(a); }
 
 void Schedule::validate() const {
   if (wait < 0) throw std::invalid_argument("schedule: wait must be >= 0");

@@ -216,6 +216,7 @@ std::vector<Node> build_event_list(const Trace& trace) {
     nodes.push_back(std::move(n));
   }
   borrow_correlation_ids(nodes);
+  if (device_spans.empty()) return nodes;  // a CPU-only trace: no device time to attribute
 
   // GPU attribution: device events are filed under their linked id (the op's "External id");
   // each unlinked, synchronous CPU event takes the time of the device work filed under its id.
@@ -228,7 +229,6 @@ std::vector<Node> build_event_list(const Trace& trace) {
                                         static_cast<double>(d.start_ns - t0) / 1000.0);
   }
   for (auto& n : nodes) {
-    if (device_spans.empty()) break;  // a CPU-only trace: nothing to attribute
     if (n.linked_id != 0 || !n.in_tree() || n.id <= 0) continue;
     if (auto it = device_by_link.find(n.id); it != device_by_link.end()) n.kernels_ns = it->second;
     if (auto it = device_us_by_link.find(n.id); it != device_us_by_link.end()) n.kernels_us = it->second;

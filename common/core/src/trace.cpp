@@ -1,36 +1,20 @@
 #include "workbook/trace.hpp"
 
+#include "workbook/names.hpp"
+
 namespace wb {
 
 namespace {
-struct KindName {
-  Kind kind;
-  std::string_view name;
-};
-constexpr KindName kKindNames[] = {
-    {Kind::CpuOp, "cpu_op"},
-    {Kind::UserAnnotation, "user_annotation"},
-    {Kind::GpuUserAnnotation, "gpu_user_annotation"},
-    {Kind::Runtime, "cuda_runtime"},
-    {Kind::Driver, "cuda_driver"},
-    {Kind::Kernel, "kernel"},
-    {Kind::Memcpy, "gpu_memcpy"},
-    {Kind::Memset, "gpu_memset"},
-    {Kind::Instant, "instant"},
-    {Kind::Trace, "Trace"},
-    {Kind::Other, "other"},
-};
+constexpr EnumNames<Kind, Kind::Other> kKindNames{
+    "cpu_op", "user_annotation", "gpu_user_annotation", "cuda_runtime", "cuda_driver",
+    "kernel", "gpu_memcpy",      "gpu_memset",          "instant",      "Trace",
+    "other"};
 }  // namespace
 
-std::string_view kind_name(Kind k) {
-  for (const auto& kn : kKindNames)
-    if (kn.kind == k) return kn.name;
-  return "other";
-}
+std::string_view kind_name(Kind k) { return kKindNames.name(k); }
 
 Kind kind_from_category(std::string_view cat) {
-  for (const auto& kn : kKindNames)
-    if (kn.name == cat && kn.kind != Kind::Instant && kn.kind != Kind::Other) return kn.kind;
+  if (auto k = kKindNames.value(cat); k && *k != Kind::Instant && *k != Kind::Other) return *k;
   // Kineto spells a few categories differently across versions.
   if (cat == "Kernel" || cat == "kernel") return Kind::Kernel;
   if (cat == "Memcpy") return Kind::Memcpy;

@@ -87,12 +87,12 @@ TraceModel::TraceModel(const Trace& trace) : trace_(&trace) {
     else if (is_device_work(ev[i]))
       gpu[{ev[i].pid, ev[i].tid}].push_back(i);
   }
+  auto sorted = [&](std::vector<EventIdx>& idx) {
+    std::sort(idx.begin(), idx.end(), by_start);
+    return std::move(idx);
+  };
   for (auto& [key, idx] : cpu) {
-    CpuLane lane;
-    lane.pid = key.first;
-    lane.tid = key.second;
-    lane.events = std::move(idx);
-    std::sort(lane.events.begin(), lane.events.end(), by_start);
+    CpuLane lane{key.first, key.second, sorted(idx), {}};
     // ---- call tree: a stack of the events still open at the current start time ----
     std::vector<EventIdx> open;
     for (EventIdx i : lane.events) {
@@ -107,14 +107,7 @@ TraceModel::TraceModel(const Trace& trace) : trace_(&trace) {
     }
     cpu_lanes_.push_back(std::move(lane));
   }
-  for (auto& [key, idx] : gpu) {
-    GpuLane lane;
-    lane.device = key.first;
-    lane.stream = key.second;
-    lane.events = std::move(idx);
-    std::sort(lane.events.begin(), lane.events.end(), by_start);
-    gpu_lanes_.push_back(std::move(lane));
-  }
+  for (auto& [key, idx] : gpu) gpu_lanes_.push_back({key.first, key.second, sorted(idx)});
 
   // ---- launch links: correlation id -> runtime/driver call ----
   std::unordered_map<int64_t, EventIdx> call_by_correlation;

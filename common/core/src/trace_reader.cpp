@@ -74,6 +74,16 @@ constexpr int64_t kMaxTimeNs = 3'000'000'000'000'000'000;
 // pid/tid strings that are not numbers (Kineto writes "Spans", "Traces", "") get stable ids
 // far below any real process or thread id: kNamedIdBase - (order of first appearance).
 constexpr int64_t kNamedIdBase = -(int64_t{1} << 40);
+// The id of the `count`-th name to appear (1, 2, ...): both ways of reading number them so.
+constexpr int64_t named_id(size_t count) { return kNamedIdBase - static_cast<int64_t>(count); }
+
+// JSON's whitespace (RFC 8259: space, tab, line feed, carriage return).
+constexpr bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+// The first index at or after `i` that is not whitespace (s.size() when there is none).
+size_t skip_json_space(std::string_view s, size_t i) {
+  while (i < s.size() && is_json_space(s[i])) ++i;
+  return i;
+}
 
 // A file mapped read-only, followed by zero pages: at least SIMDJSON_PADDING readable zero
 // bytes after its end (the rest of the file's last page reads as zeros, then anonymous pages).
@@ -153,8 +163,7 @@ enum class Parsed { Ok, NotPlain, OutOfRange };
 // decimal half away from zero. Anything that is not [-]digits[.digits] (an exponent, say)
 // returns NotPlain so the caller can take the slower double path.
 Parsed parse_us_as_ns(std::string_view tok, int64_t& out) {
-  while (!tok.empty() &&
-         (tok.back() == ' ' || tok.back() == '\n' || tok.back() == '\r' || tok.back() == '\t'))
+  while (!tok.empty() && is_json_space(tok.back()))
     tok.remove_suffix(1);  // raw tokens carry the whitespace up to the next token
   size_t i = 0;
   const bool neg = i < tok.size() && tok[i] == '-';
@@ -241,6 +250,22 @@ struct RawEvent {
 
 // The inputs the FLOPs formula reads, from the raw "Input Dims" / "Input type" / "Concrete
 // Inputs" texts. Only ops with a formula get here (a few per step), so nlohmann parses them.
+// Keys read straight into a field: the top level's flags, the args kept as raw JSON text.
+template <class M>
+using KeyField = std::pair<std::string_view, M>;
+constexpr KeyField<bool Trace::*> kTraceFlags[] = {{"record_shapes", &Trace::record_shapes},
+                                                   {"with_flops", &Trace::with_flops},
+                                                   {"profile_memory", &Trace::profile_memory}};
+constexpr KeyField<std::string_view RawEvent::*> kRawArrayArgs[] = {{"Input Dims", &RawEvent::dims},
+                                                                    {"Input type", &RawEvent::types},
+                                                                    {"Concrete Inputs", &RawEvent::concrete}};
+template <class M, size_t N>
+M field_of(const KeyField<M> (&table)[N], std::string_view key) {
+  for (const auto& [k, f] : table)
+    if (k == key) return f;
+  return nullptr;
+}
+
 int64_t flops_from_args(std::string_view op, std::string_view dims, std::string_view types,
                         std::string_view concrete) {
   if (op != "aten::mm" && op != "aten::addmm" && op != "aten::bmm" && op != "aten::baddbmm" &&
@@ -320,12 +345,8 @@ class Parser {
         base_time_ns_ = strict_int(v, "baseTimeNanoseconds");
       } else if (key == "deviceProperties") {
         read_devices(v);
-      } else if (key == "record_shapes") {
-        trace_.record_shapes = flag(v);
-      } else if (key == "with_flops") {
-        trace_.with_flops = flag(v);
-      } else if (key == "profile_memory") {
-        trace_.profile_memory = flag(v);
+      } else if (bool Trace::*f = field_of(kTraceFlags, key)) {
+        trace_.*f = flag(v);
       }
     });
     check_trailing(doc);
@@ -334,16 +355,19 @@ class Parser {
 
   // pieces: a run of whole events from the traceEvents array, as the JSON array "[" run "]".
   void read_piece(const PaddedBuffer& piece, od::parser& parser) {
+    // Offsets count in the piece while it is read; after that buf_ is the input again, not
+    // the caller's scratch buffer (which the next piece overwrites).
+    struct Restore {
+      const PaddedBuffer*& buf;
+      const PaddedBuffer* was;
+      ~Restore() { buf = was; }
+    } restore{buf_, buf_};
     buf_ = &piece;
     od::document doc;
     check(parser.iterate(simdjson::padded_string_view(piece.data(), piece.len, piece.capacity())).get(doc));
     od::array arr;
     check(doc.get_array().get(arr));
-    for (auto elem : arr) {
-      od::value ev;
-      check(std::move(elem).get(ev));
-      read_event(ev);
-    }
+    read_each_event(arr);
     check_trailing(doc);
   }
 
@@ -416,10 +440,7 @@ class Parser {
   }
 
   int64_t first_non_space() const {
-    size_t i = 0;
-    auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-    while (i < buf_->len && space(buf_->data()[i])) ++i;
-    return static_cast<int64_t>(i);
+    return static_cast<int64_t>(skip_json_space({buf_->data(), buf_->len}, 0));
   }
 
   void check_trailing(od::document& doc) const {
@@ -600,7 +621,7 @@ class Parser {
       return 0;
     }
     auto [it, inserted] = named_ids_.try_emplace(std::string(s), 0);
-    if (inserted) it->second = kNamedIdBase - static_cast<int64_t>(named_ids_.size());
+    if (inserted) it->second = named_id(named_ids_.size());
     return it->second;
   }
 
@@ -658,6 +679,10 @@ class Parser {
     if (type_of(v) != od::json_type::array) fail(offset_of(v), "\"traceEvents\" is not an array");
     od::array arr;
     check(v.get_array().get(arr));
+    read_each_event(arr);
+  }
+
+  void read_each_event(od::array& arr) {
     for (auto elem : arr) {
       od::value ev;
       check(std::move(elem).get(ev));
@@ -675,10 +700,8 @@ class Parser {
       } else if (key == "correlation") {
         r.correlation = loose_int(x, 0);
         r.has_correlation = true;
-      } else if (key == "device") {
-        if (type_of(x) == od::json_type::number) r.device = loose_int(x, 0);
-      } else if (key == "stream") {
-        if (type_of(x) == od::json_type::number) r.stream = loose_int(x, 0);
+      } else if (key == "device" || key == "stream") {
+        if (type_of(x) == od::json_type::number) (key == "device" ? r.device : r.stream) = loose_int(x, 0);
       } else if (key == "bytes") {
         r.bytes = loose_int(x, -1);
       } else if (key == "registers per thread") {
@@ -700,12 +723,8 @@ class Parser {
       } else if (key == "warps per SM") {
         r.kernel.warps_per_sm = loose_double(x, -1);
         r.has_kernel_info = true;
-      } else if (key == "Input Dims") {
-        r.dims = raw_array(x);
-      } else if (key == "Input type") {
-        r.types = raw_array(x);
-      } else if (key == "Concrete Inputs") {
-        r.concrete = raw_array(x);
+      } else if (std::string_view RawEvent::*f = field_of(kRawArrayArgs, key)) {
+        r.*f = raw_array(x);
       }
     });
   }
@@ -846,11 +865,7 @@ std::optional<Trace> parse_in_pieces(const PaddedBuffer& buf, const std::string&
   const size_t piece = opts.piece_bytes > 0 ? static_cast<size_t>(opts.piece_bytes) : 0;
   if (piece == 0 || buf.len < 4 * piece) return std::nullopt;
   const std::string_view all(buf.data(), buf.len);
-  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  auto skip_space = [&](size_t i) {
-    while (i < all.size() && space(all[i])) ++i;
-    return i;
-  };
+  auto skip_space = [&](size_t i) { return skip_json_space(all, i); };
   size_t open = all.find("\"traceEvents\"");
   if (open == std::string_view::npos) return std::nullopt;
   open = skip_space(open + 13);
@@ -933,7 +948,7 @@ std::optional<Trace> parse_in_pieces(const PaddedBuffer& buf, const std::string&
   for (Parser* p : parts) {
     for (const auto& id : p->named()) {
       auto [it, fresh] = named_ids.try_emplace(id.name, 0);
-      if (fresh) it->second = kNamedIdBase - static_cast<int64_t>(named_ids.size());
+      if (fresh) it->second = named_id(named_ids.size());
       if (id.event < 0 || !id.assign) continue;
       Event& e = p == &first ? events[static_cast<size_t>(id.event)]
                              : p->trace().events[static_cast<size_t>(id.event)];

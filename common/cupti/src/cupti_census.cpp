@@ -3,6 +3,7 @@
 // when the build has CUPTI (WORKBOOK_HAVE_CUPTI); the naming/classification helpers always.
 #include "workbook/stats.hpp"
 #include "workbook/cupti_census.hpp"
+#include "workbook/names.hpp"
 
 #include <cmath>
 #include <algorithm>
@@ -203,18 +204,15 @@ std::string api_base_name(std::string_view name) {
   return std::string(name);
 }
 
-std::string_view api_class_name(ApiClass c) {
-  switch (c) {
-    case ApiClass::KernelLaunch: return "kernel launches";
-    case ApiClass::GraphLaunch: return "graph launches";
-    case ApiClass::Memcpy: return "memcpy calls";
-    case ApiClass::Memset: return "memset calls";
-    case ApiClass::Occupancy: return "occupancy queries";
-    case ApiClass::Sync: return "synchronizations";
-    case ApiClass::Other: return "other calls";
-  }
-  return "other calls";
-}
+namespace {
+constexpr EnumNames<ApiClass, ApiClass::Other> kApiClassNames{
+    "kernel launches",   "graph launches",   "memcpy calls", "memset calls",
+    "occupancy queries", "synchronizations", "other calls"};
+}  // namespace
+
+static_assert(kApiClassNames.kCount == kApiClassCount);
+
+std::string_view api_class_name(ApiClass c) { return kApiClassNames.name(c); }
 
 ApiClass classify_api(std::string_view raw) {
   const std::string name = api_base_name(raw);

@@ -101,15 +101,6 @@ Side load_side(const fs::path& dir, const std::string& chapter, const FactOption
   return s;
 }
 
-std::string_view mark(Status s) {
-  switch (s) {
-    case Status::Pass: return "PASS";
-    case Status::Fail: return "FAIL";
-    case Status::NotApplicable: return "n/a";
-  }
-  return "n/a";
-}
-
 std::string join_names(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
@@ -358,14 +349,14 @@ std::string render_compare(const CompareReport& r, Format f) {
             : head + "\n\nLessons (yours vs reference; each judged by the chapter's pattern):\n";
   for (const auto& l : r.lessons) {
     if (md) {
-      out += fmt::format("| {} | {} {} | {} {} | {} |\n", l.title, mark(l.learner), l.learner_value,
-                         mark(l.reference), l.reference_value, l.agree() ? "yes" : "**no**");
+      out += fmt::format("| {} | {} {} | {} {} | {} |\n", l.title, status_mark(l.learner), l.learner_value,
+                         status_mark(l.reference), l.reference_value, l.agree() ? "yes" : "**no**");
     } else {
       out += fmt::format(
           "  [{}] {}\n      expected:  {}\n      yours:     {:<4}  {}\n"
           "      reference: {:<4}  {}\n",
-          l.agree() ? "same" : "DIFF", l.title, l.pattern, mark(l.learner), l.learner_value,
-          mark(l.reference), l.reference_value);
+          l.agree() ? "same" : "DIFF", l.title, l.pattern, status_mark(l.learner), l.learner_value,
+          status_mark(l.reference), l.reference_value);
     }
   }
   out += md ? "\n## Table (times masked)\n\n| Name | Yours | Reference | |\n|---|---:|---:|---|\n"

@@ -176,7 +176,7 @@ struct Across {
   bool eager, addmm, aoti, graph;
 };
 
-// One lesson across variants: fills `f` (data, value, explanation) and adds to `p` the
+// One lesson across variants: fills `f` (data, value, evidence) and adds to `p` the
 // conditions for the variants that ran; returns "" or why it cannot be judged here.
 using AcrossMeasure = std::string (*)(const Across& in, Fact& f, Pattern& p);
 
@@ -208,7 +208,6 @@ std::string one_op(const Across& in, Fact& f, Pattern& p) {
   }
   if (in.graph) p.all.push_back(C("/graph/aten_ops", Op::Eq, 0, Scope::Gpu));
   f.value = v.str();
-  f.explanation = "the rewrite is real: one op does the work of three on the CPU side";
   if (in.aoti)
     f.evidence.push_back("aoti generated wrapper: " + f.data["aoti"]["generated_call"].get<std::string>());
   return in.eager || in.addmm || in.aoti ? "" : "neither eager, addmm nor aoti ran";
@@ -236,9 +235,6 @@ std::string launches(const Across& in, Fact& f, Pattern& p) {
     p.all.push_back(C("/graph/kernel_launches", Op::Eq, 0, Scope::Gpu));
   }
   f.value = v.str();
-  f.explanation =
-      "fewer launch calls, not less GPU work: the copy replaces the add kernel, and "
-      "only the graph takes the launches off the CPU";
   return in.sum.empty() ? "no variant ran" : "";
 }
 
@@ -279,9 +275,6 @@ std::string same_gemm(const Across& in, Fact& f, Pattern& p) {
         p.all.push_back(C(k + "/gemm_family", Op::Eq, f.data["eager"]["gemm_family"], Scope::Hopper));
     }
   f.value = v.str();
-  f.explanation =
-      "the 'fusion' is the GEMM's epilogue reading the output it writes: same tile "
-      "shape, different epilogue, plus a copy; no fused kernel was generated";
   return in.sum.empty() ? "no variant ran" : "";
 }
 
@@ -307,9 +300,6 @@ std::string cpu_per_step(const Across& in, Fact& f, Pattern& p) {
     v << "; aoti/addmm = " << fixed(cpu("aoti") / cpu("addmm"), 1) << "x";
   }
   f.value = "median CPU time per step without the profiler: " + v.str();
-  f.explanation =
-      "the CPU pays per op and per launch; a graph replay pays once per step, the "
-      "AOTI runner adds its own bookkeeping (and waits, see below)";
   return f.data.empty() ? "no variant was timed" : "";
 }
 
@@ -322,9 +312,6 @@ std::string aoti_waits(const Across& in, Fact& f, Pattern&) {
               " cudaEventQuery/cudaEventSynchronize per step, " +
               std::to_string(in.sum.at("aoti").kineto[ApiClass::Sync]) + " synchronization(s)";
   }
-  f.explanation =
-      "with one runner the CPU cannot queue step i+1 before step i finished: CPU and "
-      "GPU take turns (num_runners > 1 lets them overlap)";
   return in.aoti ? "" : "the aoti variant did not run";
 }
 
@@ -351,17 +338,17 @@ std::string census_vs_kineto(const Across& in, Fact& f, Pattern& p) {
       << c[ApiClass::KernelLaunch] << " | " << k[ApiClass::KernelLaunch] << " launches)";
   }
   f.value = v.str();
-  f.explanation = "Kineto's launch rows are the same calls the CUPTI callbacks see";
   if (!p.all.empty()) return "";
   return why_not.empty() ? "the census did not run" : why_not;
 }
 
 // The lessons across variants, in order: id, title, pattern (the conditions every run has; the
-// measurement adds those of the variants that ran), the measurement.
+// measurement adds those of the variants that ran), the explanation, the measurement.
 struct AcrossFact {
   const char* id;
   const char* title;
   Pattern pattern;
+  const char* explanation;  // what the result means, whichever way it comes out
   AcrossMeasure measure;
 };
 const std::vector<AcrossFact>& across_facts() {
@@ -373,6 +360,7 @@ const std::vector<AcrossFact>& across_facts() {
         "Inductor's rewrite of add(matmul(x, w), b) is addmm(b, x, w); torch::addmm does "
         "it by hand, AOTInductor compiles it into a call of its C shim, a graph needs no op",
         {}},
+       "the rewrite is real: one op does the work of three on the CPU side",
        one_op},
       {"launches",
        "Launch calls per step: did they halve?",
@@ -381,6 +369,8 @@ const std::vector<AcrossFact>& across_facts() {
         "the rewrite removes the add kernel's launch but adds the bias copy; a graph "
         "replays every kernel from one call",
         {}},
+       "fewer launch calls, not less GPU work: the copy replaces the add kernel, and "
+       "only the graph takes the launches off the CPU",
        launches},
       {"same_gemm",
        "Same GEMM, no fused kernel",
@@ -389,6 +379,8 @@ const std::vector<AcrossFact>& across_facts() {
         "addmm(b, x, w) = 1*b + x@w: cuBLAS copies b into the output, then accumulates "
         "into it; no new kernel is generated for the add",
         {}},
+       "the 'fusion' is the GEMM's epilogue reading the output it writes: same tile "
+       "shape, different epilogue, plus a copy; no fused kernel was generated",
        same_gemm},
       {"cpu_per_step",
        "CPU time per step: what a CUDA graph saves",
@@ -397,6 +389,8 @@ const std::vector<AcrossFact>& across_facts() {
         "H200 probe: eager ~39 us, addmm ~24 us, AOTI ~50 us, graph replay ~8.5 us per "
         "step (unprofiled); 4x leaves margin for a noisy machine",
         {}},
+       "the CPU pays per op and per launch; a graph replay pays once per step, the "
+       "AOTI runner adds its own bookkeeping (and waits, see below)",
        cpu_per_step},
       {"aoti_waits",
        "The AOTI runner checks on its previous run every step",
@@ -404,6 +398,8 @@ const std::vector<AcrossFact>& across_facts() {
         "one model instance: before reusing it the runner checks that the previous run "
         "finished (cudaEventQuery) and waits if not (cudaEventSynchronize)",
         {C("/aoti/event_waits", Op::Ge, 1, Scope::Gpu)}},
+       "with one runner the CPU cannot queue step i+1 before step i finished: CPU and "
+       "GPU take turns (num_runners > 1 lets them overlap)",
        aoti_waits},
       {"census_vs_kineto",
        "CUPTI launch census agrees with the trace",
@@ -412,6 +408,7 @@ const std::vector<AcrossFact>& across_facts() {
         "two independent counters of the same API calls; synchronizations are shown "
         "but not compared (how often the AOTI runner waits depends on timing)",
         {}},
+       "Kineto's launch rows are the same calls the CUPTI callbacks see",
        census_vs_kineto},
   };
   return kFacts;
@@ -453,6 +450,7 @@ LessonsReport check_across(const std::vector<VariantRun>& runs, const Problem& p
   for (const AcrossFact& af : across_facts()) {
     Fact f = fact(af.id, af.title);
     Pattern p = af.pattern;
+    f.explanation = af.explanation;
     const std::string why_not = af.measure(in, f, p);
     if (!why_not.empty()) {
       f.measured = false;

@@ -22,15 +22,6 @@ namespace wb {
 using nlohmann::json;
 using namespace lessons_detail;
 
-std::string_view status_name(Status s) {
-  switch (s) {
-    case Status::Pass: return "pass";
-    case Status::Fail: return "fail";
-    case Status::NotApplicable: return "not_applicable";
-  }
-  return "not_applicable";
-}
-
 // ---- 1. overhead-bound vs compute-bound ------------------------------------------------
 std::string measure_overhead_bound(const View& v, const FactOptions&, Fact& f) {
   const TraceModel& m = v.m;
@@ -711,36 +702,11 @@ std::string measure_compile_markers(const View& v, const FactOptions&, Fact& f) 
 }
 
 // ---- registry -----------------------------------------------------------------------------
-// The public fact_*(TraceModel) build their own View; inspect and check_lessons build one View
-// and hand it to every fact (it sorts all device work: worth doing once on a 100 MB trace).
-#define WB_PUBLIC_FACT(id) \
-  Fact fact_##id(const TraceModel& m, const FactOptions& o) { return compute_fact(#id, m, o); }
-WB_PUBLIC_FACT(overhead_bound)
-WB_PUBLIC_FACT(step_widths)
-WB_PUBLIC_FACT(dead_window)
-WB_PUBLIC_FACT(dispatch_chain)
-WB_PUBLIC_FACT(launch_path)
-WB_PUBLIC_FACT(copies_next_to_launch)
-WB_PUBLIC_FACT(kernel_footprint)
-WB_PUBLIC_FACT(launch_latency)
-WB_PUBLIC_FACT(end_sync)
-WB_PUBLIC_FACT(kernel_durations)
-WB_PUBLIC_FACT(profiler_artefacts)
-WB_PUBLIC_FACT(throughput)
-WB_PUBLIC_FACT(hot_ops)
-WB_PUBLIC_FACT(compile_markers)
-WB_PUBLIC_FACT(kernel_gaps)
-WB_PUBLIC_FACT(cpu_shares)
-WB_PUBLIC_FACT(batch_chain)
-WB_PUBLIC_FACT(view_ops)
-WB_PUBLIC_FACT(work_per_step)
-WB_PUBLIC_FACT(gemm_tiles)
-WB_PUBLIC_FACT(pointwise_traffic)
-#undef WB_PUBLIC_FACT
-
 namespace lessons_detail {
 // The one list of facts, in teaching order: id, title, default pattern, why a CPU-only trace
-// has nothing to measure ("": the measurement decides), the measurement, the public function.
+// has nothing to measure ("": the measurement decides), the measurement. compute_fact(id, ...)
+// computes one; inspect and check_lessons build one View and hand it to every fact (it sorts
+// all device work: worth doing once on a 100 MB trace).
 const std::vector<ViewFact>& view_facts() {
   static const std::vector<ViewFact> kFacts = {
       {"overhead_bound",
@@ -749,72 +715,63 @@ const std::vector<ViewFact>& view_facts() {
         "the cheatsheet's 'CPU total >> CUDA total'; 64x64 runs sit near 0.01",
         {{"/cuda_cpu_ratio", Op::Lt, 0.1, Gpu}}},
        "",
-       measure_overhead_bound,
-       fact_overhead_bound},
+       measure_overhead_bound},
       {"step_widths",
        "ProfilerStep widths (cold start)",
        {"cold start: first active step >= 1.5 x the median of the others",
         "noise between warm steps stays well under 1.5x; a cold first step is 2-3x",
         {{"/first_over_median_rest", Op::Ge, 1.5, Any}}},
        "",
-       measure_step_widths,
-       fact_step_widths},
+       measure_step_widths},
       {"dead_window",
        "Dead window: annotation start to its first op",
        {"one-time setup: first gap >= 1.5 x the median later gap",
         "a cold first gap is 2-15x the later ones on the reference runs",
         {{"/first_over_median_later", Op::Ge, 1.5, Any}}},
        "",
-       measure_dead_window,
-       fact_dead_window},
+       measure_dead_window},
       {"dispatch_chain",
        "Dispatch chain: annotation down to kernels",
        {"the '{annotation}' annotation has a call tree",
         "descriptive: chapters state which chain they expect",
         {{"/instances", Op::Ge, 1, Any}}},
        "",
-       measure_dispatch_chain,
-       fact_dispatch_chain},
+       measure_dispatch_chain},
       {"launch_path",
        "Launch path per kernel and occupancy queries",
        {"heavy adaptive kernel: an occupancy query precedes some launch",
         "the cheatsheet's rule; the A100 showed it on every GEMM, the H200 only cold",
         {{"/occupancy_queries", Op::Gt, 0, Gpu}}},
        "CPU-only trace: nothing was launched",
-       measure_launch_path,
-       fact_launch_path},
+       measure_launch_path},
       {"copies_next_to_launch",
        "Copies and memsets next to a kernel launch",
        {"a cudaMemcpyAsync/cudaMemsetAsync hides next to a kernel launch",
         "the cheatsheet's rule: count copies/memsets issued by an op that also launches",
         {{"/copies", Op::Gt, 0, Gpu}}},
        "CPU-only trace: no device copies",
-       measure_copies_next_to_launch,
-       fact_copies_next_to_launch},
+       measure_copies_next_to_launch},
       {"kernel_footprint",
        "Kernel footprint: registers, shared memory, grid, block",
        {"heavy vs light: the GEMM uses >= 2x the registers/thread of the elementwise kernel",
         "tensor-core GEMMs use 150-250 registers/thread, elementwise kernels ~20-40",
         {{"/gemm_over_elementwise_registers", Op::Ge, 2, Gpu}}},
        "CPU-only trace: no kernels",
-       measure_kernel_footprint,
-       fact_kernel_footprint},
+       measure_kernel_footprint},
       {"launch_latency",
        "Launch-to-start latency (CPU running ahead)",
        {"CPU runs ahead: the shortest launch-to-start wait grows >= 3x from the first step to the last",
         "at 64 it stays near ten us in every step; a filling queue grows it ~10x in 3 steps",
         {{"/growth", Op::Ge, 3, Gpu}}},
        "CPU-only trace: nothing was launched",
-       measure_launch_latency,
-       fact_launch_latency},
+       measure_launch_latency},
       {"end_sync",
        "End-of-window synchronization",
        {"idle wait: the GPU is busy < 50% of the final sync",
         "at 64 the GPU has finished before the sync starts; at 4096 it is draining a queue for most of it",
         {{"/busy_during_sync_fraction", Op::Lt, 0.5, Gpu}}},
        "CPU-only trace: no device to wait for",
-       measure_end_sync,
-       fact_end_sync},
+       measure_end_sync},
       {"kernel_durations",
        "Kernel duration distribution",
        {"same kernel varying: some run > {outlier_factor}x its median",
@@ -822,40 +779,35 @@ const std::vector<ViewFact>& view_facts() {
         "k*MAD",
         {{"/outliers", Op::Gt, 0, Gpu}}},
        "CPU-only trace: no kernels",
-       measure_kernel_durations,
-       fact_kernel_durations},
+       measure_kernel_durations},
       {"profiler_artefacts",
        "Profiler artefacts and one-time setup",
        {"one-time work in the window: module loading, attribute setup or profiler buffers appear",
         "any such event is a symptom; a warm steady-state window has none",
         {{"/count", Op::Gt, 0, Any}}},
        "",
-       measure_profiler_artefacts,
-       fact_profiler_artefacts},
+       measure_profiler_artefacts},
       {"throughput",
        "Achieved throughput vs the device's peak",
        {"the GEMM runs at >= 50% of the device's peak",
         "datasheet peaks are rarely exceeded; half of it means the chip is busy",
         {{"/gemm_pct_of_peak", Op::Ge, 50, Gpu}}},
        "",
-       measure_throughput,
-       fact_throughput},
+       measure_throughput},
       {"hot_ops",
        "Calls per step (hot loops)",
        {"hot loop: some op is called >= 10 times per step",
         "the workload itself calls each op once or a few times per step",
         {{"/max_per_step", Op::Ge, 10, Any}}},
        "",
-       measure_hot_ops,
-       fact_hot_ops},
+       measure_hot_ops},
       {"compile_markers",
        "torch.compile markers",
        {"compiled: TorchDynamo / Torch-Compiled Region / CompiledFxGraph rows appear",
         "these rows exist only when torch.compile wrapped the code",
         {{"/compiled", Op::Eq, true, Any}}},
        "",
-       measure_compile_markers,
-       fact_compile_markers},
+       measure_compile_markers},
       // chapters 02-04 (facts_chapters.cpp)
       {"kernel_gaps",
        "GPU idle between the kernels of each step",
@@ -863,8 +815,7 @@ const std::vector<ViewFact>& view_facts() {
         "the profiler's own buffer requests can open a gap between two kernels of a step",
         {{"/unusual_steps", Op::Gt, 0, Gpu}}},
        "CPU-only trace: no kernels",
-       measure_kernel_gaps,
-       fact_kernel_gaps},
+       measure_kernel_gaps},
       {"cpu_shares",
        "Where a CPU step's time goes",
        {"compute-bound on the CPU: '{annotation}' outside its GEMM and add ops < 2% of it",
@@ -872,16 +823,14 @@ const std::vector<ViewFact>& view_facts() {
         "allocation overhead",
         {{"/overhead_share", Op::Lt, 0.02, Any}}},
        "",
-       measure_cpu_shares,
-       fact_cpu_shares},
+       measure_cpu_shares},
       {"batch_chain",
        "A batch axis in the dispatch chain (vs the 2-D run)",
        {"the batched run dispatches aten::bmm and runs >= 2x the CPU ops of the 2-D one",
         "matmul reshapes and expands batched operands around one bmm call",
         {{"/batched/gemm_op", Op::Eq, "aten::bmm", Any}, {"/ops_ratio", Op::Ge, 2, Any}}},
        "",
-       measure_batch_chain,
-       fact_batch_chain},
+       measure_batch_chain},
       // Part 2 (facts_part2.cpp)
       {"view_ops",
        "Metadata ops (views) launch nothing",
@@ -889,8 +838,7 @@ const std::vector<ViewFact>& view_facts() {
         "a view rewrites shape and strides on the CPU; no kernel reads the data",
         {{"/view_device_us", Op::Eq, 0, Gpu}}},
        "",
-       measure_view_ops,
-       fact_view_ops},
+       measure_view_ops},
       {"work_per_step",
        "Ops and kernels per step",
        {"every step launches the same number of kernels",
@@ -898,24 +846,21 @@ const std::vector<ViewFact>& view_facts() {
         "call, a workspace memset)",
         {{"/uniform_kernels", Op::Eq, true, Gpu}}},
        "",
-       measure_work_per_step,
-       fact_work_per_step},
+       measure_work_per_step},
       {"gemm_tiles",
        "GEMM kernels: same FLOPs, different tiles",
        {"each GEMM kernel reaches >= 30% of the device's peak",
         "a GEMM large enough to fill the chip runs near its datasheet rate",
         {{"/min_pct_of_peak", Op::Ge, 30, Gpu}}},
        "CPU-only trace: no GEMM kernels to compare",
-       measure_gemm_tiles,
-       fact_gemm_tiles},
+       measure_gemm_tiles},
       {"pointwise_traffic",
        "Pointwise traffic: gelu + mul vs one fused kernel",
        {"the pointwise stage runs at >= 50% of memory bandwidth",
         "pointwise kernels are memory-bound: their time is their bytes over bandwidth",
         {{"/pct_of_hbm", Op::Ge, 50, Gpu}}},
        "",
-       measure_pointwise_traffic,
-       fact_pointwise_traffic},
+       measure_pointwise_traffic},
   };
   return kFacts;
 }
@@ -932,7 +877,7 @@ Fact compute_fact(std::string_view id, const View& v, const FactOptions& o) {
 const std::vector<FactInfo>& all_facts() {
   static const std::vector<FactInfo> kFacts = [] {
     std::vector<FactInfo> out;
-    for (const auto& fi : view_facts()) out.push_back({fi.id, fi.on_model});
+    for (const auto& fi : view_facts()) out.push_back({fi.id, fi.title});
     return out;
   }();
   return kFacts;

@@ -84,7 +84,6 @@ struct ViewFact {
   Pattern pattern;       // the default; its text may name {annotation}, {outlier_factor} ({{: a brace)
   std::string cpu_only;  // non-empty: a CPU-only trace has nothing to measure, for this reason
   Measure measure;
-  FactFn on_model;  // the public fact_*(TraceModel), for all_facts()
   Fact fn(const View& v, const FactOptions& o) const;
 };
 const std::vector<ViewFact>& view_facts();  // lessons.cpp: in teaching order, like all_facts()

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "workbook/lessons.hpp"
+#include "workbook/names.hpp"
 
 namespace wb {
 
@@ -14,44 +15,22 @@ using Scope = Condition::Scope;
 
 namespace {
 
-constexpr std::pair<Op, std::string_view> kOps[] = {{Op::Lt, "lt"},
-                                                    {Op::Le, "le"},
-                                                    {Op::Gt, "gt"},
-                                                    {Op::Ge, "ge"},
-                                                    {Op::Eq, "eq"},
-                                                    {Op::Ne, "ne"},
-                                                    {Op::Contains, "contains"},
-                                                    {Op::NotContains, "not_contains"}};
-constexpr std::pair<Scope, std::string_view> kScopes[] = {
-    {Scope::Any, "any"}, {Scope::Gpu, "gpu"}, {Scope::Hopper, "hopper"}, {Scope::Cpu, "cpu"}};
-constexpr std::pair<Status, std::string_view> kStatuses[] = {
-    {Status::Pass, "pass"}, {Status::Fail, "fail"}, {Status::NotApplicable, "not_applicable"}};
+constexpr EnumNames<Op, Op::NotContains> kOps{"lt", "le", "gt", "ge", "eq", "ne", "contains", "not_contains"};
+constexpr EnumNames<Scope, Scope::Cpu> kScopes{"any", "gpu", "hopper", "cpu"};
+constexpr EnumNames<Status, Status::NotApplicable> kStatuses{"pass", "fail", "not_applicable"};
+constexpr EnumNames<Status, Status::NotApplicable> kMarks{"PASS", "FAIL", "n/a"};
+constexpr EnumNames<Status, Status::NotApplicable> kInspectMarks{"YES", "no", "n/a"};
 
-template <class E, size_t N>
-std::string_view name_of(const std::pair<E, std::string_view> (&table)[N], E v) {
-  for (const auto& [e, n] : table)
-    if (e == v) return n;
-  return table[0].second;
-}
-
-template <class E, size_t N>
-E parse_name(const std::pair<E, std::string_view> (&table)[N], const std::string& s, std::string_view what) {
-  for (const auto& [e, n] : table)
-    if (n == s) return e;
+template <class E, E Last>
+E parse_name(const EnumNames<E, Last>& names, const std::string& s, std::string_view what) {
+  if (auto e = names.value(s)) return *e;
   throw std::runtime_error(fmt::format("unknown {} '{}'", what, s));
 }
 
 // Inspect asks "does the symptom show?"; a chapter asks "does the lesson hold?".
 std::string_view label(const LessonsReport& r, Status s) {
-  const bool inspect = r.kind == "inspect";
-  switch (s) {
-    case Status::Pass: return inspect ? "YES" : "PASS";
-    case Status::Fail: return inspect ? "no" : "FAIL";
-    case Status::NotApplicable: return "n/a";
-  }
-  return "n/a";
+  return (r.kind == "inspect" ? kInspectMarks : kMarks).name(s);
 }
-
 std::string indent(const std::string& text, const std::string& pad) {
   std::string out;
   std::istringstream in(text);
@@ -139,10 +118,7 @@ std::string render_markdown(const LessonsReport& r) {
 json pattern_json(const Pattern& p) {
   json conds = json::array();
   for (const auto& c : p.all) {
-    json cj = {{"key", c.key},
-               {"op", name_of(kOps, c.op)},
-               {"value", c.value},
-               {"scope", name_of(kScopes, c.scope)}};
+    json cj = {{"key", c.key}, {"op", kOps.name(c.op)}, {"value", c.value}, {"scope", kScopes.name(c.scope)}};
     if (c.only_n > 0) cj["only_n"] = c.only_n;
     conds.push_back(cj);
   }
@@ -167,6 +143,9 @@ Pattern pattern_from_json(const json& j) {
 
 }  // namespace
 
+std::string_view status_name(Status s) { return kStatuses.name(s); }
+std::string_view status_mark(Status s) { return kMarks.name(s); }
+
 std::string render_lessons(const LessonsReport& r, Format f) {
   switch (f) {
     case Format::Text: return render_text(r);
@@ -179,7 +158,7 @@ std::string render_lessons(const LessonsReport& r, Format f) {
 json to_json(const Fact& f) {
   return {{"id", f.id},
           {"title", f.title},
-          {"status", name_of(kStatuses, f.status)},
+          {"status", status_name(f.status)},
           {"value", f.value},
           {"data", f.data},
           {"pattern", pattern_json(f.pattern)},

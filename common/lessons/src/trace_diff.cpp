@@ -11,18 +11,15 @@
 #include <utility>
 
 #include "workbook/rules.hpp"
+#include "workbook/names.hpp"
 
 namespace wb {
 
-std::string_view diff_kind_name(DiffKind k) {
-  switch (k) {
-    case DiffKind::Same: return "same";
-    case DiffKind::Changed: return "changed";
-    case DiffKind::Added: return "added";
-    case DiffKind::Removed: return "removed";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumNames<DiffKind, DiffKind::Removed> kDiffKindNames{"same", "changed", "added", "removed"};
+}  // namespace
+
+std::string_view diff_kind_name(DiffKind k) { return kDiffKindNames.name(k); }
 
 int TraceDiff::changes() const {
   int n = static_cast<int>(renamed.size());

@@ -3,7 +3,7 @@
 //
 //   wb::Trace t = wb::read_trace("out/01_cold_64/trace.json");
 //   wb::TraceModel m(t);
-//   wb::Fact f = wb::fact_overhead_bound(m);          // measured + its default pattern
+//   wb::Fact f = wb::compute_fact("overhead_bound", m);  // measured + its default pattern
 //   std::cout << f.value << "  " << status_name(f.status) << "\n";
 //
 //   wb::LessonsReport r = wb::check_lessons(m, *wb::find_lesson_spec("01_cold_64"), {});
@@ -31,7 +31,8 @@
 namespace wb {
 
 enum class Status { Pass, Fail, NotApplicable };
-std::string_view status_name(Status s);  // "pass", "fail", "not_applicable"
+std::string_view status_name(Status s);  // "pass", "fail", "not_applicable" (lessons.json)
+std::string_view status_mark(Status s);  // "PASS", "FAIL", "n/a" (lessons.txt, the tools' text)
 
 enum class Format { Text, Markdown, Json };
 
@@ -106,33 +107,12 @@ struct FactOptions {
 };
 
 // ---- the facts (each applies its default pattern) -------------------------------------
-Fact fact_overhead_bound(const TraceModel& m, const FactOptions& o = {});         // 1
-Fact fact_step_widths(const TraceModel& m, const FactOptions& o = {});            // 2
-Fact fact_dead_window(const TraceModel& m, const FactOptions& o = {});            // 3
-Fact fact_dispatch_chain(const TraceModel& m, const FactOptions& o = {});         // 4
-Fact fact_launch_path(const TraceModel& m, const FactOptions& o = {});            // 5
-Fact fact_copies_next_to_launch(const TraceModel& m, const FactOptions& o = {});  // 5b
-Fact fact_kernel_footprint(const TraceModel& m, const FactOptions& o = {});       // 6
-Fact fact_launch_latency(const TraceModel& m, const FactOptions& o = {});         // 7
-Fact fact_end_sync(const TraceModel& m, const FactOptions& o = {});               // 8
-Fact fact_kernel_durations(const TraceModel& m, const FactOptions& o = {});       // 9
-Fact fact_profiler_artefacts(const TraceModel& m, const FactOptions& o = {});     // 10
-Fact fact_throughput(const TraceModel& m, const FactOptions& o = {});             // 11
-Fact fact_hot_ops(const TraceModel& m, const FactOptions& o = {});                // table: many calls
-Fact fact_compile_markers(const TraceModel& m, const FactOptions& o = {});        // torch.compile rows
-Fact fact_kernel_gaps(const TraceModel& m, const FactOptions& o = {});            // GPU idle inside steps
-Fact fact_cpu_shares(const TraceModel& m, const FactOptions& o = {});             // CPU: arithmetic share
-Fact fact_batch_chain(const TraceModel& m, const FactOptions& o = {});            // vs o.reference
-// Part 2 (chapters 06-07, facts_part2.cpp):
-Fact fact_view_ops(const TraceModel& m, const FactOptions& o = {});           // views launch nothing
-Fact fact_work_per_step(const TraceModel& m, const FactOptions& o = {});      // ops and kernels per step
-Fact fact_gemm_tiles(const TraceModel& m, const FactOptions& o = {});         // same FLOPs, other tiles
-Fact fact_pointwise_traffic(const TraceModel& m, const FactOptions& o = {});  // bytes of gelu/mul or fused
-
-using FactFn = Fact (*)(const TraceModel&, const FactOptions&);
+// One list, in teaching order: view_facts() in common/lessons/src/lessons.cpp (id, title,
+// default pattern, the measurement). Ids: overhead_bound, step_widths, dead_window,
+// dispatch_chain, launch_path, ... (all_facts() lists them; docs/cheatsheet.md explains each).
 struct FactInfo {
   std::string_view id;
-  FactFn fn;
+  std::string_view title;
 };
 const std::vector<FactInfo>& all_facts();  // in teaching order
 // Computes one fact by id; throws std::invalid_argument naming the known ids when unknown.
