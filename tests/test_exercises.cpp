@@ -327,7 +327,8 @@ TEST_CASE("a broken catalog says where it is broken", "[exercises][cpu]") {
   };
   CHECK_THAT(error_of("{"), ContainsSubstring("not valid JSON"));
   CHECK_THAT(error_of("[]"), ContainsSubstring("\"exercises\" array"));
-  CHECK_THAT(error_of(R"({"exercises": []})"), ContainsSubstring("no exercises"));
+  CHECK_THAT(error_of(R"({"exercises": []})"), ContainsSubstring("exercises: needs a non-empty array"));
+  CHECK_THAT(error_of(R"({"exercises": [3]})"), ContainsSubstring("exercises[0]: must be an exercise"));
   CHECK(error_of(one("", ok_check)) == "(no error)");
   CHECK_THAT(
       error_of(one("", R"({"fact": "nope", "text": "t", "all": [{"key": "/a", "op": "==", "value": 1}]})")),

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "lessons_fixtures.hpp"
+#include "process.hpp"
+#include "workbook/json_spec.hpp"
 #include "workbook/lessons.hpp"
 #include "workbook/peaks.hpp"
 #include "workbook/trace_reader.hpp"
@@ -467,6 +469,108 @@ TEST_CASE("peaks: device names match whole words, most specific first", "[lesson
   CHECK(wb::platform_key("NVIDIA GeForce RTX 4090") == "geforce-rtx-4090");
   CHECK(wb::platform_key("") == "cpu");
   for (const auto& p : wb::known_peaks()) CHECK_FALSE(p.source.empty());
+}
+
+TEST_CASE("peaks: the table is common/core/data/device_peaks.json; a broken one says where",
+          "[lessons][cpu]") {
+  CHECK(wb::known_peaks().size() == 12);
+  const std::string file =
+      proc::slurp(std::filesystem::path(WORKBOOK_ROOT) / "common/core/data/device_peaks.json");
+  CHECK(wb::check_peaks_table(file, "device_peaks.json") == wb::known_peaks().size());
+  auto error_of = [](const std::string& devices, const std::string& sheets = R"({"x": "the x datasheet"})") {
+    try {
+      wb::check_peaks_table(R"({"datasheets": )" + sheets + R"(, "devices": [)" + devices + "]}",
+                            "peaks.json");
+    } catch (const wb::SpecError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string ok =
+      R"({"match": "x1", "platform": "x1", "model": "X1", "bf16_tflops": 1, "fp32_tflops": 1, "mem_tbps": 1, "datasheet": "x"})";
+  CHECK(error_of(ok) == "(no error)");
+  CHECK_THAT(error_of(""), ContainsSubstring("devices: needs a non-empty array"));
+  CHECK_THAT(
+      error_of(R"({"match": "x1", "platform": "x1", "model": "X1", "bf16_tflops": "fast", "fp32_tflops": 1,
+                         "mem_tbps": 1, "datasheet": "x"})"),
+      ContainsSubstring("peaks.json: devices[0].bf16_tflops: must be a number"));
+  CHECK_THAT(error_of(R"({"match": "x1", "platform": "x1", "model": "X1", "bf16_tflops": 1, "fp32_tflops": 1,
+                         "mem_tbps": 1, "datasheet": "y"})"),
+             ContainsSubstring("devices[0].datasheet: 'y' is not a key of \"datasheets\""));
+  CHECK_THAT(error_of(R"({"match": "x1", "platform": "x1", "model": "X1", "bf16_tflops": 1, "fp32_tflops": -1,
+                         "mem_tbps": 1, "datasheet": "x"})"),
+             ContainsSubstring("the peaks must be positive"));
+  CHECK_THAT(error_of(R"({"match": "x1", "platfrom": "x1"})"), ContainsSubstring("platfrom: unknown key"));
+  CHECK_THAT(error_of(ok, "[]"), ContainsSubstring("datasheets: needs an object"));
+}
+
+TEST_CASE("lesson specs: common/lessons/data/lesson_specs.json; a broken one says where", "[lessons][cpu]") {
+  // The compiled-in file: every entry read, shared lessons and same_as resolved.
+  const auto& specs = wb::lesson_specs();
+  CHECK(specs.size() == 18);
+  const wb::LessonSpec* addmm = wb::find_lesson_spec("05_compiled_addmm/addmm");
+  const wb::LessonSpec* base = wb::find_lesson_spec("05_compiled_addmm");
+  REQUIRE(addmm != nullptr);
+  REQUIRE(base != nullptr);
+  CHECK(addmm->expect.size() == base->expect.size());
+  CHECK(addmm->title == base->title);
+  const wb::LessonSpec* mlp = wb::find_lesson_spec("07_geglu_mlp/aoti");
+  REQUIRE(mlp != nullptr);
+  CHECK(std::any_of(mlp->expect.begin(), mlp->expect.end(),
+                    [](const wb::Expectation& e) { return e.fact == "gemm_tiles"; }));
+  CHECK(wb::find_lesson_spec("03_batched_bmm")->min_cpu_passes == 2);
+
+  auto error_of = [](const std::string& text) {
+    try {
+      wb::parse_lesson_specs(text, "specs.json");
+    } catch (const wb::SpecError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string lesson =
+      R"({"fact": "dead_window", "text": "t", "all": [{"key": "/count", "op": ">=", "value": 1}]})";
+  auto entry = [&](const std::string& fields, const std::string& lessons) {
+    return R"({"chapter": "09_x", "title": "t", "problem": {"n": 64, "batch": 1, "dtype_bytes": 2}, )" +
+           fields + R"("lessons": [)" + lessons + "]}";
+  };
+  auto one = [&](const std::string& fields, const std::string& lessons) {
+    return R"({"specs": [)" + entry(fields, lessons) + "]}";
+  };
+  CHECK(error_of(one("", lesson)) == "(no error)");
+  CHECK_THAT(error_of("{"), ContainsSubstring("specs.json: not valid JSON"));
+  CHECK_THAT(error_of(R"({"specs": []})"), ContainsSubstring("specs.json: specs: needs a non-empty array"));
+  CHECK_THAT(
+      error_of(one("", R"({"fact": "nope", "text": "t", "all": [{"key": "/a", "op": "==", "value": 1}]})")),
+      ContainsSubstring("specs.json: 09_x: lessons[0].fact: unknown fact 'nope'"));
+  CHECK_THAT(
+      error_of(
+          one("", R"({"fact": "dead_window", "text": "t", "all": [{"key": "/a", "op": "=<", "value": 1}]})")),
+      ContainsSubstring("09_x: lessons[0].all[0].op: unknown operator '=<'"));
+  CHECK_THAT(
+      error_of(one("", R"({"fact": "dead_window", "text": "t", "all": [{"key": "/a", "op": "<", "value": 1,
+                                  "scope": "tpu"}]})")),
+      ContainsSubstring("all[0].scope: unknown scope 'tpu' (use any, gpu, hopper or cpu)"));
+  CHECK_THAT(error_of(one("", R"({"fact": "dead_window", "txet": "t", "all": []})")),
+             ContainsSubstring("lessons[0].txet: unknown key"));
+  CHECK_THAT(error_of(one("", R"({"use": "nothing"})")),
+             ContainsSubstring("lessons[0].use: 'nothing' is not a lesson of \"shared\""));
+  CHECK_THAT(error_of(one("", "")), ContainsSubstring("09_x: lessons: needs a non-empty array"));
+  CHECK_THAT(error_of(one(R"("min_cpu_passes": 0, )", lesson)),
+             ContainsSubstring("min_cpu_passes: must be a positive"));
+  CHECK_THAT(error_of(R"({"specs": [{"chapter": "09_x", "title": "t", "problem": {"n": 64}, "lessons": [)" +
+                      lesson + "]}]}"),
+             ContainsSubstring("09_x: problem.batch: missing"));
+  CHECK_THAT(error_of(R"({"specs": [{"chapter": "09_y", "same_as": "09_x"}]})"),
+             ContainsSubstring("09_y: same_as: '09_x' is not an entry above this one"));
+  CHECK_THAT(error_of(R"({"specs": [)" + entry("", lesson) + "," + entry("", lesson) + "]}"),
+             ContainsSubstring("09_x: chapter: a second entry for the same chapter"));
+  // A shared lesson is used where named.
+  CHECK(wb::parse_lesson_specs(R"({"shared": {"s": )" + lesson + "}, " + one("", R"({"use": "s"})").substr(1),
+                               "specs.json")
+            .front()
+            .expect.front()
+            .fact == "dead_window");
 }
 
 namespace {

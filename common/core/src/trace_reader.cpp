@@ -248,8 +248,6 @@ struct RawEvent {
   std::string_view dims, types, concrete;
 };
 
-// The inputs the FLOPs formula reads, from the raw "Input Dims" / "Input type" / "Concrete
-// Inputs" texts. Only ops with a formula get here (a few per step), so nlohmann parses them.
 // Keys read straight into a field: the top level's flags, the args kept as raw JSON text.
 template <class M>
 using KeyField = std::pair<std::string_view, M>;
@@ -266,6 +264,8 @@ M field_of(const KeyField<M> (&table)[N], std::string_view key) {
   return nullptr;
 }
 
+// The inputs the FLOPs formula reads, from the raw "Input Dims" / "Input type" / "Concrete
+// Inputs" texts. Only ops with a formula get here (a few per step), so nlohmann parses them.
 int64_t flops_from_args(std::string_view op, std::string_view dims, std::string_view types,
                         std::string_view concrete) {
   if (op != "aten::mm" && op != "aten::addmm" && op != "aten::bmm" && op != "aten::baddbmm" &&
@@ -700,8 +700,10 @@ class Parser {
       } else if (key == "correlation") {
         r.correlation = loose_int(x, 0);
         r.has_correlation = true;
-      } else if (key == "device" || key == "stream") {
-        if (type_of(x) == od::json_type::number) (key == "device" ? r.device : r.stream) = loose_int(x, 0);
+      } else if (key == "device") {
+        if (type_of(x) == od::json_type::number) r.device = loose_int(x, 0);
+      } else if (key == "stream") {
+        if (type_of(x) == od::json_type::number) r.stream = loose_int(x, 0);
       } else if (key == "bytes") {
         r.bytes = loose_int(x, -1);
       } else if (key == "registers per thread") {

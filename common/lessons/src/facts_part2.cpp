@@ -7,7 +7,7 @@
 //   pointwise_traffic  the bytes the pointwise stage moves, in units of the [m, n] intermediate
 //
 // Registered with the other facts in lessons.cpp (view_facts()); judged by the chapter specs in
-// lesson_specs.cpp. Classification comes from workbook/rules.hpp, medians from workbook/stats.hpp.
+// lesson_specs.json. Classification comes from workbook/rules.hpp, medians from workbook/stats.hpp.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -211,7 +211,9 @@ std::string measure_gemm_tiles(const View& v, const FactOptions& o, Fact& f) {
   f.data["fastest_over_slowest"] = r3(min_tf > 0 ? max_tf / min_tf : 0);
   if (peak_tf > 0) f.data["min_pct_of_peak"] = r3(min_pct);
   f.value = fmt::format("{:.1f} GFLOP each: {}", flop / 1e9, join(lines, "; ", ""));
-  if (peak_tf <= 0) return fmt::format("unknown peak for '{}' (peaks.cpp)", v.device_name());
+  if (peak_tf <= 0)
+    return fmt::format("unknown peak for '{}' (common/core/data/device_peaks.json lists the known ones)",
+                       v.device_name());
   return measured(f, order.size() > 1 ? "same FLOPs, different kernels: cuBLAS picks the tile from the shape "
                                         "(the output's N and the reduction's K), so the times differ"
                                       : "one GEMM kernel for every product in the step");

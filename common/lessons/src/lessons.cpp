@@ -2,7 +2,7 @@
 // numbers came from, and one row of view_facts() (at the end): its id, title and default
 // pattern. ViewFact::fn (lessons_detail.cpp) does the rest, the same for every fact: start,
 // the CPU-only check, the measurement, then judge or say why not. The chapter specs live in
-// lesson_specs.cpp.
+// common/lessons/data/lesson_specs.json.
 #include "workbook/lessons.hpp"
 
 #include <fmt/format.h>
@@ -541,9 +541,7 @@ std::string throughput_from_flops(const View& v, Fact& f, const Problem& p) {
   const DevicePeak* peak = find_peak(dev);
   if (!peak || peak_tflops(*peak, p.dtype_bytes) <= 0)
     return fmt::format(
-        "unknown peak for device '{}' (peaks.cpp "
-        "lists the known ones)",
-        dev);
+        "unknown peak for device '{}' (common/core/data/device_peaks.json lists the known ones)", dev);
   f.data["gemm_pct_of_peak"] = r3(100 * tflops / peak_tflops(*peak, p.dtype_bytes));
   f.value += fmt::format(" = {:.3g}% of {} peak {:.0f} TFLOP/s ({} B elements assumed; --dtype)",
                          f.data["gemm_pct_of_peak"].get<double>(), peak->model,
@@ -627,9 +625,7 @@ std::string measure_throughput(const View& v, const FactOptions& o, Fact& f) {
   if (!peak) {
     f.value += fmt::format(" (unknown peak for '{}')", dev);
     return fmt::format(
-        "unknown peak for device '{}' (peaks.cpp "
-        "lists the known ones)",
-        dev);
+        "unknown peak for device '{}' (common/core/data/device_peaks.json lists the known ones)", dev);
   }
   f.data["peak"] = {{"model", peak->model},
                     {"tflops", peak_tflops(*peak, p.dtype_bytes)},

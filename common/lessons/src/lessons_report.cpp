@@ -1,4 +1,6 @@
 // Rendering lesson reports as text, markdown and JSON (lessons.json), and reading JSON back.
+// lessons.json names the operators by word ("lt", "not_contains"), the spec files by symbol
+// ("<", pattern_json.hpp); the scopes are spelt the same in both.
 #include <fmt/format.h>
 
 #include <sstream>
@@ -6,17 +8,16 @@
 
 #include "workbook/lessons.hpp"
 #include "workbook/names.hpp"
+#include "workbook/pattern_json.hpp"
 
 namespace wb {
 
 using nlohmann::json;
 using Op = Condition::Op;
-using Scope = Condition::Scope;
 
 namespace {
 
 constexpr EnumNames<Op, Op::NotContains> kOps{"lt", "le", "gt", "ge", "eq", "ne", "contains", "not_contains"};
-constexpr EnumNames<Scope, Scope::Cpu> kScopes{"any", "gpu", "hopper", "cpu"};
 constexpr EnumNames<Status, Status::NotApplicable> kStatuses{"pass", "fail", "not_applicable"};
 constexpr EnumNames<Status, Status::NotApplicable> kMarks{"PASS", "FAIL", "n/a"};
 constexpr EnumNames<Status, Status::NotApplicable> kInspectMarks{"YES", "no", "n/a"};
@@ -118,7 +119,7 @@ std::string render_markdown(const LessonsReport& r) {
 json pattern_json(const Pattern& p) {
   json conds = json::array();
   for (const auto& c : p.all) {
-    json cj = {{"key", c.key}, {"op", kOps.name(c.op)}, {"value", c.value}, {"scope", kScopes.name(c.scope)}};
+    json cj = {{"key", c.key}, {"op", kOps.name(c.op)}, {"value", c.value}, {"scope", scope_name(c.scope)}};
     if (c.only_n > 0) cj["only_n"] = c.only_n;
     conds.push_back(cj);
   }
@@ -134,7 +135,12 @@ Pattern pattern_from_json(const json& j) {
     c.key = cj.at("key").get<std::string>();
     c.op = parse_name(kOps, cj.at("op").get<std::string>(), "condition op");
     c.value = cj.at("value");
-    c.scope = parse_name(kScopes, cj.value("scope", "any"), "condition scope");
+    const std::string scope = cj.value("scope", "any");
+    if (auto v = scope_value(scope)) {
+      c.scope = *v;
+    } else {
+      throw std::runtime_error(fmt::format("unknown condition scope '{}'", scope));
+    }
     c.only_n = cj.value("only_n", int64_t{0});
     p.all.push_back(std::move(c));
   }

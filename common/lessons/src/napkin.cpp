@@ -23,6 +23,21 @@ std::string si(double v, const char* unit) {
   }
   return fixed(v, v < 10 ? 2 : 1) + " " + prefixes[i] + unit;
 }
+// "  H200 SXM peaks (source): 989 TFLOP/s dense bf16, 4.80 TB/s memory\n", or why none.
+std::string peak_line(const DevicePeak* peak, int dtype_bytes, const std::string& device_name) {
+  std::ostringstream os;
+  if (!peak) {
+    os << "  peak rates: unknown for '" << (device_name.empty() ? "this CPU" : device_name)
+       << "' (no % of peak; see common/core/data/device_peaks.json for the table)\n";
+    return os.str();
+  }
+  const double tf = peak_tflops(*peak, dtype_bytes);
+  os << "  " << peak->model << " peaks (" << peak->source << "): ";
+  if (tf > 0) os << fixed(tf, 0) << " TFLOP/s " << (dtype_bytes == 2 ? "dense bf16" : "fp32") << ", ";
+  os << fixed(peak->mem_tbps, 2) << " TB/s memory\n";
+  return os.str();
+}
+double ideal_us(double amount, double per_second) { return per_second > 0 ? amount / per_second * 1e6 : 0; }
 }  // namespace
 
 std::string napkin_math(const Problem& p, const std::string& device_name) {
@@ -37,39 +52,14 @@ std::string napkin_math(const Problem& p, const std::string& device_name) {
      << "; moves at least 3*N^2*" << p.dtype_bytes << " = " << si(gemm_bytes, "B") << " (intensity "
      << fixed(flops / gemm_bytes, 1) << " FLOP/B)\n"
      << "  add:    N^2 adds, moves 3*N^2*" << p.dtype_bytes << " = " << si(add_bytes, "B") << "\n";
-  if (const DevicePeak* peak = find_peak(device_name)) {
-    const double tf = peak_tflops(*peak, p.dtype_bytes);
-    os << "  " << peak->model << " peaks (" << peak->source << "): ";
-    if (tf > 0) os << fixed(tf, 0) << " TFLOP/s " << (p.dtype_bytes == 2 ? "dense bf16" : "fp32") << ", ";
-    os << fixed(peak->mem_tbps, 2) << " TB/s memory\n";
-    if (tf > 0)
-      os << "  ideal matmul time at peak: " << fixed(flops / (tf * 1e12) * 1e6, 3)
-         << " us; ideal add time: " << fixed(add_bytes / (peak->mem_tbps * 1e12) * 1e6, 3) << " us\n"
-         << "  (the measured kernel times and their % of peak are in the lessons below)\n";
-  } else {
-    os << "  peak rates: unknown for '" << (device_name.empty() ? "this CPU" : device_name)
-       << "' (no % of peak; see common/core/src/peaks.cpp for the table)\n";
-  }
+  const DevicePeak* peak = find_peak(device_name);
+  os << peak_line(peak, p.dtype_bytes, device_name);
+  if (const double tf = peak ? peak_tflops(*peak, p.dtype_bytes) : 0; tf > 0)
+    os << "  ideal matmul time at peak: " << fixed(flops / (tf * 1e12) * 1e6, 3)
+       << " us; ideal add time: " << fixed(add_bytes / (peak->mem_tbps * 1e12) * 1e6, 3) << " us\n"
+       << "  (the measured kernel times and their % of peak are in the lessons below)\n";
   return os.str();
 }
-
-namespace {
-// "  H200 SXM peaks (source): 989 TFLOP/s dense bf16, 4.80 TB/s memory\n", or why none.
-std::string peak_line(const DevicePeak* peak, int dtype_bytes, const std::string& device_name) {
-  std::ostringstream os;
-  if (!peak) {
-    os << "  peak rates: unknown for '" << (device_name.empty() ? "this CPU" : device_name)
-       << "' (no % of peak; see common/core/src/peaks.cpp for the table)\n";
-    return os.str();
-  }
-  const double tf = peak_tflops(*peak, dtype_bytes);
-  os << "  " << peak->model << " peaks (" << peak->source << "): ";
-  if (tf > 0) os << fixed(tf, 0) << " TFLOP/s " << (dtype_bytes == 2 ? "dense bf16" : "fp32") << ", ";
-  os << fixed(peak->mem_tbps, 2) << " TB/s memory\n";
-  return os.str();
-}
-double ideal_us(double amount, double per_second) { return per_second > 0 ? amount / per_second * 1e6 : 0; }
-}  // namespace
 
 std::string napkin_linear(const Problem& p, bool bias, const std::string& device_name) {
   const double m = static_cast<double>(p.m), k = static_cast<double>(p.k), n = static_cast<double>(p.n);

@@ -1,8 +1,10 @@
 // The names of an enum's values, listed once in the order of the values (0, 1, 2, ...), and
 // the two lookups every such list needs:
-//   constexpr wb::EnumNames<DiffKind, DiffKind::Removed> kDiffKindNames{"same", "changed", "added",
-//   "removed"}; kDiffKindNames.name(DiffKind::Added)   // "added" kDiffKindNames.value("added")          //
-//   std::optional<DiffKind>
+//
+//   constexpr wb::EnumNames<DiffKind, DiffKind::Removed> kNames{"same", "changed", "added", "removed"};
+//   kNames.name(DiffKind::Added)  // "added"
+//   kNames.value("added")         // std::optional<DiffKind>
+//
 // `Last` is the enum's last value: a list with a name too few or too many does not compile.
 #pragma once
 

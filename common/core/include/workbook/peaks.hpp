@@ -1,11 +1,13 @@
 // Published peak rates of common data-center GPUs, to turn a measured kernel time into
 // "% of what this chip can do". Matched by the device name Kineto records in deviceProperties.
+// The table is common/core/data/device_peaks.json, compiled in (add your GPU there).
 //
 // The numbers are the vendors' datasheet figures: dense (no 2:4 sparsity) tensor-core bf16,
 // plain fp32 (CUDA cores, no TF32), and memory bandwidth. Datasheets round, and real clocks
 // vary with power and temperature, so read a percentage as "about", never as an exact budget.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +25,10 @@ struct DevicePeak {
 
 // The whole table, most specific names first.
 const std::vector<DevicePeak>& known_peaks();
+
+// Reads a table in device_peaks.json's form and returns how many devices it lists; throws
+// SpecError (workbook/json_spec.hpp) saying where a broken one is broken.
+size_t check_peaks_table(std::string_view text, const std::string& source);
 
 // Finds the peak for a device name such as "NVIDIA H200" or "NVIDIA A100-SXM4-80GB"
 // (case-insensitive). nullptr: unknown device ("unknown peak").

@@ -138,8 +138,12 @@ struct LessonSpec {
   int min_cpu_passes = 1;
 };
 
+// The chapters' specs: common/lessons/data/lesson_specs.json, compiled into the library.
 const std::vector<LessonSpec>& lesson_specs();
 const LessonSpec* find_lesson_spec(std::string_view chapter);  // nullptr: unknown chapter
+// Reads a specs file in that form (source names it in errors); throws SpecError
+// (workbook/json_spec.hpp) saying where a broken one is broken.
+std::vector<LessonSpec> parse_lesson_specs(std::string_view text, const std::string& source);
 
 struct LessonsReport {
   std::string kind = "lessons";  // "lessons": a chapter's expectations; "inspect": cheatsheet

@@ -14,13 +14,13 @@
 #include <nlohmann/json.hpp>
 
 #include "workbook/lessons.hpp"
+#include "workbook/pattern_json.hpp"
 
 namespace exercise {
 
-// A broken catalog: the message names the file, the exercise and the field.
-struct CatalogError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// A broken catalog: the message names the file, the exercise and the field (the checks are
+// read by the one pattern reader, workbook/pattern_json.hpp).
+using CatalogError = wb::SpecError;
 
 // One thing the check looks at: a fact measured on the run (a lesson fact such as
 // "dispatch_chain", or one of the checker's own, see facts.hpp) and the pattern it must match.
@@ -63,9 +63,5 @@ struct Catalog {
 // per exercise. Throws CatalogError.
 Catalog load_catalog(const std::filesystem::path& path);
 Catalog parse_catalog(const std::string& json_text, const std::string& source = "<memory>");
-
-// The condition operators as the catalog writes them: "<", "<=", ">", ">=", "==", "!=",
-// "contains", "not_contains".
-std::string_view op_name(wb::Condition::Op op);
 
 }  // namespace exercise

@@ -1,0 +1,14 @@
+// Run by the build (target check_data, common/lessons/CMakeLists.txt): the data files compiled
+// into the libraries must read, so a typo in common/lessons/data/lesson_specs.json or
+// common/core/data/device_peaks.json stops the build with an error naming the entry and field.
+#include <cstdio>
+
+#include "workbook/lessons.hpp"
+#include "workbook/peaks.hpp"
+
+int main() {
+  const size_t specs = wb::lesson_specs().size();  // a broken file: "error: ...", exit 2
+  const size_t peaks = wb::known_peaks().size();
+  std::printf("check_data: %zu lesson specs, %zu device peaks\n", specs, peaks);
+  return 0;
+}
