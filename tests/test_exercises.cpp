@@ -329,6 +329,11 @@ TEST_CASE("a broken catalog says where it is broken", "[exercises][cpu]") {
   CHECK_THAT(error_of("[]"), ContainsSubstring("\"exercises\" array"));
   CHECK_THAT(error_of(R"({"exercises": []})"), ContainsSubstring("exercises: needs a non-empty array"));
   CHECK_THAT(error_of(R"({"exercises": [3]})"), ContainsSubstring("exercises[0]: must be an exercise"));
+  CHECK_THAT(error_of(one(R"("stub_fail": 0, )", ok_check)),
+             ContainsSubstring("ex09.1: stub_fail: unknown key"));
+  CHECK_THAT(
+      error_of(one("", R"({"fact": "steps", "txt": "t", "all": [{"key": "/a", "op": "==", "value": 1}]})")),
+      ContainsSubstring("ex09.1: checks[0].txt: unknown key"));
   CHECK(error_of(one("", ok_check)) == "(no error)");
   CHECK_THAT(
       error_of(one("", R"({"fact": "nope", "text": "t", "all": [{"key": "/a", "op": "==", "value": 1}]})")),

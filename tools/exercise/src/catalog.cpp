@@ -54,6 +54,7 @@ Catalog parse_catalog(const std::string& text, const std::string& source) {
   const Where top{source, "", ""};
   const json doc = wb::json_parse(text, top);
   if (!doc.is_object()) top.fail("expected an object with an \"exercises\" array");
+  wb::json_known_keys(doc, {"version", "about", "exercises"}, top);
   Catalog cat;
   cat.source = source;
   std::set<std::string> ids, names;
@@ -62,6 +63,10 @@ Catalog parse_catalog(const std::string& text, const std::string& source) {
         Exercise e;
         e.id = json_text(j, "id", w);
         w = w.named(e.id);
+        wb::json_known_keys(j,
+                            {"id", "name", "chapter", "title", "task", "hints", "hint", "vary", "gpu_note",
+                             "needs_gpu", "args", "checks", "stub_fails"},
+                            w);
         if (e.id.size() < 3 || e.id.rfind("ex", 0) != 0) w.in("id").fail("ids look like \"ex01.1\"");
         e.name = json_text(j, "name", w);
         if (e.name.empty() ||

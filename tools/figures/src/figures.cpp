@@ -429,8 +429,7 @@ Result process(const fs::path& root, std::string& text, const Options& opts) {
     std::vector<std::pair<size_t, size_t>> covered;  // spans in `stripped` that are backed
     size_t pos = 0;
     std::vector<std::pair<size_t, size_t>> passage_spans;  // [begin, end) in stripped
-    std::optional<size_t> passage_begin;
-    if (passage_label) passage_begin = 0;
+    size_t passage_begin = 0;  // where an open passage starts in `stripped` (0: it began on an earlier line)
     while (true) {
       size_t at = line.find(kOpen, pos);
       if (at == std::string::npos || (at + kOpen.size() < line.size() && line[at + kOpen.size()] != ' ')) {
@@ -454,9 +453,9 @@ Result process(const fs::path& root, std::string& text, const Options& opts) {
         if (!passage_label)
           problem("<!--fig end--> without a begin");
         else
-          passage_spans.push_back({passage_begin.value_or(0), stripped.size()});
+          passage_spans.push_back({passage_begin, stripped.size()});
         passage_label.reset();
-        passage_begin.reset();
+        passage_begin = 0;
         pos = next;
         continue;
       }
@@ -516,7 +515,7 @@ Result process(const fs::path& root, std::string& text, const Options& opts) {
       }
       pos = next;
     }
-    if (passage_label) passage_spans.push_back({passage_begin.value_or(0), stripped.size()});
+    if (passage_label) passage_spans.push_back({passage_begin, stripped.size()});
     if (!opts.require_marks) continue;
     // Every figure left on the line must be backed.
     auto it = std::sregex_iterator(stripped.begin(), stripped.end(), figure_re());
