@@ -64,13 +64,8 @@ Table read_table(std::string_view text, const std::string& source) {
 }
 
 const Table& table() {
-  static const Table kTable = [] {
-    try {
-      return read_table(embedded::device_peaks_json, "common/core/data/device_peaks.json");
-    } catch (const SpecError& e) {
-      fail_compiled_data(e);
-    }
-  }();
+  static const Table kTable = read_compiled_data(
+      [] { return read_table(embedded::device_peaks_json, "common/core/data/device_peaks.json"); });
   return kTable;
 }
 

@@ -138,10 +138,10 @@ Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& 
       if (!ok) line += c.op == Op::Contains ? ", which it should" : ", which it should not";
       (ok ? held : failed).push_back(line);
     } else if (ok) {
-      held.push_back(fmt::format("{} = {} {} {}", key, show(have), op_symbol(c.op), show(c.value)));
+      held.push_back(fmt::format("{} = {} {} {}", key, show(have), kOpSymbols.name(c.op), show(c.value)));
     } else {
       failed.push_back(
-          fmt::format("{} = {}, expected {} {}", key, show(have), op_symbol(c.op), show(c.value)));
+          fmt::format("{} = {}, expected {} {}", key, show(have), kOpSymbols.name(c.op), show(c.value)));
     }
   }
   if (held.empty() && failed.empty()) {
@@ -166,13 +166,7 @@ constexpr std::string_view kSpecsFile = "common/lessons/data/lesson_specs.json";
 Expectation read_lesson(const json& j, const JsonWhere& w) {
   json_known_keys(j, {"fact", "about", "text", "why", "all"}, w);
   Expectation e;
-  e.fact = json_text(j, "fact", w);
-  const auto& facts = all_facts();
-  if (std::none_of(facts.begin(), facts.end(), [&](const FactInfo& f) { return f.id == e.fact; })) {
-    std::string known;
-    for (const auto& f : facts) known += (known.empty() ? "" : ", ") + std::string(f.id);
-    w.in("fact").fail("unknown fact '" + e.fact + "' (known: " + known + ")");
-  }
+  e.fact = read_fact_id(j, w);
   json_lines(j, "about", w, false);
   e.pattern = read_pattern(j, w);
   return e;
@@ -250,13 +244,8 @@ std::vector<LessonSpec> parse_lesson_specs(std::string_view text, const std::str
 }
 
 const std::vector<LessonSpec>& lesson_specs() {
-  static const std::vector<LessonSpec> kSpecs = [] {
-    try {
-      return parse_lesson_specs(embedded::lesson_specs_json, std::string(kSpecsFile));
-    } catch (const SpecError& e) {
-      fail_compiled_data(e);
-    }
-  }();
+  static const std::vector<LessonSpec> kSpecs = read_compiled_data(
+      [] { return parse_lesson_specs(embedded::lesson_specs_json, std::string(kSpecsFile)); });
   return kSpecs;
 }
 

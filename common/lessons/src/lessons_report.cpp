@@ -119,7 +119,8 @@ std::string render_markdown(const LessonsReport& r) {
 json pattern_json(const Pattern& p) {
   json conds = json::array();
   for (const auto& c : p.all) {
-    json cj = {{"key", c.key}, {"op", kOps.name(c.op)}, {"value", c.value}, {"scope", scope_name(c.scope)}};
+    json cj = {
+        {"key", c.key}, {"op", kOps.name(c.op)}, {"value", c.value}, {"scope", kScopeNames.name(c.scope)}};
     if (c.only_n > 0) cj["only_n"] = c.only_n;
     conds.push_back(cj);
   }
@@ -135,12 +136,7 @@ Pattern pattern_from_json(const json& j) {
     c.key = cj.at("key").get<std::string>();
     c.op = parse_name(kOps, cj.at("op").get<std::string>(), "condition op");
     c.value = cj.at("value");
-    const std::string scope = cj.value("scope", "any");
-    if (auto v = scope_value(scope)) {
-      c.scope = *v;
-    } else {
-      throw std::runtime_error(fmt::format("unknown condition scope '{}'", scope));
-    }
+    c.scope = parse_name(kScopeNames, cj.value("scope", "any"), "condition scope");
     c.only_n = cj.value("only_n", int64_t{0});
     p.all.push_back(std::move(c));
   }

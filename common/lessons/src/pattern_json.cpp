@@ -1,18 +1,12 @@
 #include "workbook/pattern_json.hpp"
 
-#include "workbook/names.hpp"
+#include <algorithm>
 
 namespace wb {
 
 using nlohmann::json;
-using Op = Condition::Op;
-using Scope = Condition::Scope;
 
 namespace {
-
-constexpr EnumNames<Op, Op::NotContains> kOpSymbols{
-    "<", "<=", ">", ">=", "==", "!=", "contains", "not_contains"};
-constexpr EnumNames<Scope, Scope::Cpu> kScopeNames{"any", "gpu", "hopper", "cpu"};
 
 template <class E, E Last>
 std::string choices(const EnumNames<E, Last>& names) {
@@ -25,14 +19,7 @@ std::string choices(const EnumNames<E, Last>& names) {
   return s;
 }
 
-}  // namespace
-
-std::string_view op_symbol(Op op) { return kOpSymbols.name(op); }
-std::string_view scope_name(Scope scope) { return kScopeNames.name(scope); }
-std::optional<Scope> scope_value(std::string_view name) { return kScopeNames.value(name); }
-
 Condition read_condition(const json& c, const JsonWhere& w) {
-  if (!c.is_object()) w.fail("must be a condition {\"key\", \"op\", \"value\"}, got " + c.dump());
   json_known_keys(c, {"key", "op", "value", "scope", "only_n"}, w);
   Condition out;
   out.key = json_text(c, "key", w);
@@ -47,13 +34,25 @@ Condition read_condition(const json& c, const JsonWhere& w) {
   if (!c.contains("value")) w.in("value").fail("missing");
   out.value = c["value"];
   const std::string scope = c.contains("scope") ? json_text(c, "scope", w) : "any";
-  if (auto s = scope_value(scope)) {
+  if (auto s = kScopeNames.value(scope)) {
     out.scope = *s;
   } else {
     w.in("scope").fail("unknown scope '" + scope + "' (use " + choices(kScopeNames) + ")");
   }
   out.only_n = json_positive(c, "only_n", w, false);  // the N the condition holds for
   return out;
+}
+
+}  // namespace
+
+std::string read_fact_id(const json& j, const JsonWhere& w, const std::vector<std::string_view>& also) {
+  const std::string id = json_text(j, "fact", w);
+  std::vector<std::string_view> known = also;
+  for (const auto& f : all_facts()) known.push_back(f.id);
+  if (std::find(known.begin(), known.end(), id) != known.end()) return id;
+  std::string list;
+  for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+  w.in("fact").fail("unknown fact '" + id + "' (known: " + list + ")");
 }
 
 Pattern read_pattern(const json& j, const JsonWhere& w) {

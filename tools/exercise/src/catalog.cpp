@@ -23,13 +23,7 @@ using wb::json_text;
 Check check(const json& c, const Where& w) {
   wb::json_known_keys(c, {"fact", "annotation", "text", "why", "all"}, w);
   Check out;
-  out.fact = json_text(c, "fact", w);
-  if (!is_known_fact(out.fact)) {
-    std::string known;
-    for (auto id : exercise_fact_ids()) known += std::string(known.empty() ? "" : ", ") + std::string(id);
-    for (const auto& f : wb::all_facts()) known += ", " + std::string(f.id);
-    w.in("fact").fail("unknown fact '" + out.fact + "' (known: " + known + ")");
-  }
+  out.fact = wb::read_fact_id(c, w, exercise_fact_ids());
   out.annotation = json_text(c, "annotation", w, false);
   out.pattern = wb::read_pattern(c, w);
   return out;

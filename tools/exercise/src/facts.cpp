@@ -466,14 +466,6 @@ const std::vector<std::string_view>& exercise_fact_ids() {
   return kIds;
 }
 
-bool is_known_fact(std::string_view id) {
-  for (auto k : exercise_fact_ids())
-    if (k == id) return true;
-  for (const auto& f : wb::all_facts())
-    if (f.id == id) return true;
-  return false;
-}
-
 wb::Fact measure(std::string_view id, const RunOutput& run, const wb::TraceModel& m, const std::string& ann) {
   if (id == "table") return fact_table(run);
   if (id == "most_called_op") return fact_most_called_op(run, m);

@@ -31,6 +31,15 @@ struct JsonWhere {
 // not the run's input. Prints "error: <what> ..." and exits with 2; the build's check_data step
 // reads the same files, so a broken one normally stops the build first.
 [[noreturn]] void fail_compiled_data(const std::exception& e);
+// read() (which reads a compiled-in file), or fail_compiled_data on its SpecError.
+template <class Read>
+auto read_compiled_data(Read&& read) {
+  try {
+    return read();
+  } catch (const SpecError& e) {
+    fail_compiled_data(e);
+  }
+}
 
 // The whole text as JSON ("not valid JSON: ..." otherwise).
 nlohmann::json json_parse(std::string_view text, const JsonWhere& w);

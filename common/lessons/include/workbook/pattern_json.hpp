@@ -11,25 +11,31 @@
 //   "exercises.json: ex01.1: checks[0].all[1].op: unknown operator '=<' (use <, <=, ...)".
 #pragma once
 
-#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "workbook/json_spec.hpp"
 #include "workbook/lessons.hpp"
+#include "workbook/names.hpp"
 
 namespace wb {
 
-// The operators as spec files (and the verdicts) write them: "<" ... "not_contains".
-std::string_view op_symbol(Condition::Op op);
-// The scopes as every JSON file (lessons.json too) writes them: "any", "gpu", "hopper", "cpu".
-std::string_view scope_name(Condition::Scope scope);
-std::optional<Condition::Scope> scope_value(std::string_view name);
+// The operators as spec files (and the verdicts) write them.
+inline constexpr EnumNames<Condition::Op, Condition::Op::NotContains> kOpSymbols{
+    "<", "<=", ">", ">=", "==", "!=", "contains", "not_contains"};
+// The scopes as every JSON file (lessons.json too) writes them.
+inline constexpr EnumNames<Condition::Scope, Condition::Scope::Cpu> kScopeNames{"any", "gpu", "hopper",
+                                                                                "cpu"};
 
-Condition read_condition(const nlohmann::json& c, const JsonWhere& w);
+// j["fact"]: a lesson fact (all_facts()) or one of `also` (a tool's own facts); otherwise
+// "fact: unknown fact 'x' (known: ...)".
+std::string read_fact_id(const nlohmann::json& j, const JsonWhere& w,
+                         const std::vector<std::string_view>& also = {});
 // "text" (required), "why" (optional) and "all" (a non-empty array of conditions). The caller
-// reads "fact" and its other keys and checks that the fact exists.
+// reads "fact" and its other keys.
 Pattern read_pattern(const nlohmann::json& j, const JsonWhere& w);
 
 }  // namespace wb

@@ -41,7 +41,6 @@ RunOutput read_run_output(const std::filesystem::path& dir);
 
 // The checker's own facts (ids below); lesson fact ids work too (wb::all_facts()).
 const std::vector<std::string_view>& exercise_fact_ids();
-bool is_known_fact(std::string_view id);
 
 // Measures fact `id` on a run. `annotation` "" = the run's (run.json), else that range.
 // Throws std::invalid_argument for an unknown id.
