@@ -3,7 +3,10 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/generators/catch_generators.hpp>
 
+#include <fstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "workbook/schedule.hpp"
 
@@ -50,17 +53,30 @@ TEST_CASE("a wrong schedule would be caught", "[profiler][schedule][common][cpu]
   CHECK(run(Schedule{1, 0, 2, 0, 0}) != run(Schedule{1, 0, 2, 1, 0}));
 }
 
-TEST_CASE("schedule parsing: W,WU,A[,R]", "[profiler][schedule][common][cpu]") {
+TEST_CASE("schedule parsing: W,WU,A[,R[,S]] and Python's names", "[profiler][schedule][common][cpu]") {
+  // As Python: repeat defaults to 0 (cycle until the loop ends), so the text form and the
+  // aggregate agree: Schedule{1, 1, 3} == parse("1,1,3") (issue 25: parse used to give repeat=1).
   auto s = Schedule::parse("1,1,3");
-  CHECK((s.wait == 1 && s.warmup == 1 && s.active == 3 && s.repeat == 1));
-  CHECK(s.total_steps() == 5);
+  CHECK((s.wait == 1 && s.warmup == 1 && s.active == 3 && s.repeat == 0 && s.skip_first == 0));
+  CHECK(s == Schedule{1, 1, 3});
+  CHECK(s.total_steps() == -1);
+  CHECK(s.first_cycle_steps() == 5);
+  CHECK(Schedule::parse("1,1,3,1").total_steps() == 5);
   auto r = Schedule::parse("0,0,20,0");
   CHECK(r.repeat == 0);
   CHECK(r.total_steps() == -1);
   CHECK(Schedule::parse("1,1,2,2").total_steps() == 8);
+  // Spaces around the fields, skip_first as the fifth field, Python's keyword form.
+  CHECK(Schedule::parse(" 1, 1, 3 ") == Schedule{1, 1, 3});
+  CHECK(Schedule::parse("2,1,1,3,1") == Schedule{2, 1, 1, 3, 1});
+  CHECK(Schedule::parse("wait=1, warmup=1, active=2, repeat=2, skip_first=3") == Schedule{1, 1, 2, 2, 3});
+  CHECK(Schedule::parse("active=2,wait=3,warmup=1,skip_first_wait=1") == Schedule{3, 1, 2, 0, 0, 1});
+  CHECK(Schedule::parse("wait=3,warmup=1,active=2,repeat=2,skip_first_wait=1").total_steps() == 9);
 
   for (const char* bad :
-       {"", "1", "1,1", "1,1,0", "-1,1,3", "1,1,3,1,1", "a,b,c", "1,,3", "1,1,3,", " 1,1,3", "1.5,1,3"}) {
+       {"", "1", "1,1", "1,1,0", "-1,1,3", "1,1,3,1,1,1", "a,b,c", "1,,3", "1,1,3,", "1.5,1,3", "1 1 3",
+        "wait=1,warmup=1", "wait=1,warmup=1,active=2,wait=2", "wait=1,warmup=1,active=2,every=3",
+        "1,warmup=1,active=2", "wait=x,warmup=1,active=1"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(Schedule::parse(bad), std::invalid_argument);
   }
@@ -69,6 +85,37 @@ TEST_CASE("schedule parsing: W,WU,A[,R]", "[profiler][schedule][common][cpu]") {
     FAIL("expected an error");
   } catch (const std::invalid_argument& e) {
     CHECK(std::string(e.what()).find("active must be > 0") != std::string::npos);
+  }
+}
+
+namespace {
+nlohmann::json python_schedules() {
+  std::ifstream in(std::string(WORKBOOK_ROOT) + "/tests/data/python/schedules.json");
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+Schedule from_kwargs(const nlohmann::json& k) {
+  return Schedule{k.at("wait").get<int>(), k.at("warmup").get<int>(), k.at("active").get<int>(),
+                  k.value("repeat", 0),    k.value("skip_first", 0),  k.value("skip_first_wait", 0)};
+}
+}  // namespace
+
+TEST_CASE("schedules agree with Python's torch.profiler.schedule action by action (recorded)",
+          "[profiler][schedule][common][cpu]") {
+  // tests/data/python/schedules.json: torch 2.11's own schedule() on each case, and the same
+  // schedule in our text form. The struct (Python's keyword arguments) and the text must give
+  // the same schedule, and both Python's actions, step by step.
+  const nlohmann::json doc = python_schedules();
+  const int steps = doc.at("steps").get<int>();
+  REQUIRE(doc.at("schedules").size() >= 10);
+  for (const auto& row : doc.at("schedules")) {
+    const std::string text = row.at("text").get<std::string>();
+    CAPTURE(text, row.at("kwargs").dump());
+    const Schedule from_struct = from_kwargs(row.at("kwargs"));
+    const Schedule from_text = Schedule::parse(text);
+    CHECK(from_text == from_struct);
+    CHECK(run(from_struct, steps) == row.at("actions").get<std::string>());
+    CHECK(run(from_text, steps) == row.at("actions").get<std::string>());
   }
 }
 

@@ -1,7 +1,10 @@
 #include "workbook/schedule.hpp"
 #include "workbook/names.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
+#include <utility>
 #include <vector>
 
 namespace wb {
@@ -25,6 +28,7 @@ ProfilerAction Schedule::operator()(int step) const {
   if (step < 0) throw std::invalid_argument("schedule: step must be >= 0");
   if (step < skip_first) return ProfilerAction::None;
   step -= skip_first;
+  if (skip_first_wait != 0) step += wait;  // Python shifts the first cycle left by its wait
   const int num_steps = wait + warmup + active;
   if (repeat > 0 && step / num_steps >= repeat) return ProfilerAction::None;
   const int mod = step % num_steps;
@@ -35,39 +39,103 @@ ProfilerAction Schedule::operator()(int step) const {
 
 int Schedule::total_steps() const {
   if (repeat == 0) return -1;
-  return skip_first + (wait + warmup + active) * repeat;
+  return skip_first + (wait + warmup + active) * repeat - (skip_first_wait != 0 ? wait : 0);
 }
 
-Schedule Schedule::parse(std::string_view text) {
-  const std::string expected =
-      "expected W,WU,A[,R]: wait, warmup and active steps, and optionally repeat "
-      "(0 = until the steps run out), e.g. 1,1,3 or 0,0,20,1";
-  std::vector<int> v;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    std::size_t comma = text.find(',', pos);
-    std::string_view part = text.substr(pos, comma == std::string_view::npos ? text.npos : comma - pos);
-    int value = 0;
-    auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
-    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size())
-      throw std::invalid_argument("schedule '" + std::string(text) + "': '" + std::string(part) +
-                                  "' is not a whole number; " + expected);
-    v.push_back(value);
-    if (comma == std::string_view::npos) break;
+int Schedule::first_cycle_steps() const {
+  return skip_first + (skip_first_wait != 0 ? 0 : wait) + warmup + active;
+}
+
+bool Schedule::operator==(const Schedule& o) const {
+  return wait == o.wait && warmup == o.warmup && active == o.active && repeat == o.repeat &&
+         skip_first == o.skip_first && skip_first_wait == o.skip_first_wait;
+}
+
+namespace {
+constexpr std::string_view kExpected =
+    "expected W,WU,A[,R[,S]] (wait, warmup and active steps, then optionally repeat, 0 = until the "
+    "steps run out, and skip_first), e.g. 1,1,3 or 0,0,20,1; or Python's names: "
+    "wait=1, warmup=1, active=3[, repeat=0][, skip_first=0][, skip_first_wait=0]";
+
+std::string_view trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+[[noreturn]] void bad(std::string_view text, const std::string& what) {
+  throw std::invalid_argument("schedule '" + std::string(text) + "': " + what + "; " +
+                              std::string(kExpected));
+}
+
+int whole_number(std::string_view text, std::string_view part) {
+  int value = 0;
+  auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
+  if (part.empty() || ec != std::errc() || ptr != part.data() + part.size())
+    bad(text, "'" + std::string(part) + "' is not a whole number");
+  return value;
+}
+
+// The fields between the commas, trimmed; an empty one is an error (a typo such as "1,,3").
+std::vector<std::string_view> fields_of(std::string_view text) {
+  std::vector<std::string_view> out;
+  for (size_t pos = 0;;) {
+    const size_t comma = text.find(',', pos);
+    const std::string_view field =
+        trim(text.substr(pos, comma == std::string_view::npos ? text.npos : comma - pos));
+    if (field.empty()) bad(text, "an empty field");
+    out.push_back(field);
+    if (comma == std::string_view::npos) return out;
     pos = comma + 1;
   }
-  if (v.size() < 3 || v.size() > 4)
-    throw std::invalid_argument("schedule '" + std::string(text) + "' has " + std::to_string(v.size()) +
-                                " field(s); " + expected);
+}
+
+// "wait=1, warmup=1, active=3, ...": Python's keyword arguments.
+Schedule parse_keywords(std::string_view text, const std::vector<std::string_view>& fields) {
+  static constexpr std::pair<std::string_view, int Schedule::*> kKeys[] = {
+      {"wait", &Schedule::wait},
+      {"warmup", &Schedule::warmup},
+      {"active", &Schedule::active},
+      {"repeat", &Schedule::repeat},
+      {"skip_first", &Schedule::skip_first},
+      {"skip_first_wait", &Schedule::skip_first_wait}};
   Schedule s;
-  s.wait = v[0];
-  s.warmup = v[1];
-  s.active = v[2];
-  s.repeat = v.size() == 4 ? v[3] : 1;
+  std::vector<std::string_view> seen;
+  for (std::string_view f : fields) {
+    const size_t eq = f.find('=');
+    if (eq == std::string_view::npos)
+      bad(text, "'" + std::string(f) + "' mixes a bare number with name=value fields");
+    const std::string_view key = trim(f.substr(0, eq));
+    auto it = std::find_if(std::begin(kKeys), std::end(kKeys), [&](const auto& k) { return k.first == key; });
+    if (it == std::end(kKeys)) bad(text, "unknown field '" + std::string(key) + "'");
+    if (std::find(seen.begin(), seen.end(), key) != seen.end())
+      bad(text, "'" + std::string(key) + "' given twice");
+    seen.push_back(key);
+    s.*(it->second) = whole_number(text, trim(f.substr(eq + 1)));
+  }
+  for (std::string_view required : {"wait", "warmup", "active"})
+    if (std::find(seen.begin(), seen.end(), required) == seen.end())
+      bad(text, "'" + std::string(required) + "' is missing (Python requires it too)");
+  return s;
+}
+}  // namespace
+
+Schedule Schedule::parse(std::string_view text) {
+  const std::vector<std::string_view> fields = fields_of(text);
+  Schedule s;
+  if (fields.front().find('=') != std::string_view::npos) {
+    s = parse_keywords(text, fields);
+  } else {
+    if (fields.size() < 3 || fields.size() > 5)
+      bad(text, "has " + std::to_string(fields.size()) + " field(s)");
+    int Schedule::*const order[] = {&Schedule::wait, &Schedule::warmup, &Schedule::active, &Schedule::repeat,
+                                    &Schedule::skip_first};
+    for (size_t i = 0; i < fields.size(); ++i) s.*order[i] = whole_number(text, fields[i]);
+  }
   try {
     s.validate();
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument("schedule '" + std::string(text) + "': " + (e.what() + 10) + "; " + expected);
+    bad(text, e.what() + std::string_view("schedule: ").size());
   }
   return s;
 }
@@ -76,6 +144,7 @@ std::string Schedule::str() const {
   std::string s = "wait=" + std::to_string(wait) + " warmup=" + std::to_string(warmup) +
                   " active=" + std::to_string(active) + " repeat=" + std::to_string(repeat);
   if (skip_first) s += " skip_first=" + std::to_string(skip_first);
+  if (skip_first_wait) s += " skip_first_wait=" + std::to_string(skip_first_wait);
   return s;
 }
 

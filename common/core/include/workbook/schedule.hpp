@@ -4,6 +4,12 @@
 //   then cycles of  wait | warmup | active , `repeat` times (repeat == 0: until steps run out)
 //   inside a cycle: wait steps -> None, warmup steps -> Warmup,
 //                   active steps -> Record, the last active step -> RecordAndSave
+//   skip_first_wait != 0: the first cycle starts without its wait steps
+//
+// The struct and the text form are the same thing with the same defaults as Python's
+// schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0):
+//   wb::Schedule{1, 1, 2}  ==  Schedule::parse("1,1,2")  ==  Schedule::parse("wait=1, warmup=1, active=2")
+// and all three cycle until the loop ends, as schedule(wait=1, warmup=1, active=2) does.
 //
 // Torch-free so it can be tested as a pure state machine.
 #pragma once
@@ -21,18 +27,26 @@ struct Schedule {
   int wait = 0;
   int warmup = 0;
   int active = 1;
-  int repeat = 0;  // 0: repeat until the steps run out
+  int repeat = 0;  // 0: repeat until the steps run out (Python's default)
   int skip_first = 0;
+  int skip_first_wait = 0;  // != 0: no wait steps before the first cycle
 
   // Throws std::invalid_argument when a field is out of range (Python asserts the same).
   void validate() const;
   ProfilerAction operator()(int step) const;
   // Steps a loop needs to complete every cycle, or -1 when repeat == 0 (unbounded).
   int total_steps() const;
-  // "W,WU,A[,R]" as the chapters take it on the command line. Throws std::invalid_argument
-  // with a message that says what was wrong and what is expected.
+  // Steps a loop needs before the first cycle's result exists: the first cycle's last step + 1.
+  int first_cycle_steps() const;
+  // The text form, in either of two spellings (fields separated by commas, spaces around them
+  // ignored; missing fields take the struct's defaults, so repeat is 0 as in Python):
+  //   positional  "W,WU,A[,R[,S]]"                 wait, warmup, active, repeat, skip_first
+  //   keywords    "wait=1, warmup=1, active=3, repeat=2, skip_first=1, skip_first_wait=1"
+  //               (Python's argument names, any order; wait, warmup and active are required)
+  // Throws std::invalid_argument with a message that says what was wrong and what is expected.
   static Schedule parse(std::string_view text);
   std::string str() const;  // "wait=1 warmup=1 active=3 repeat=1"
+  bool operator==(const Schedule& o) const;
 };
 
 // What the profiler does on a transition between two actions: torch.profiler.profile's
