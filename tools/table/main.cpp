@@ -4,14 +4,17 @@
 //   table TRACE                                     sorted by cpu_time_total, every row
 //   table TRACE --sort-by self_cuda_time_total --row-limit 10
 //   table TRACE --group-by-input-shape              one row per (op, input shapes)
+//   table TRACE --group-by-stack-n 5                one row per (op, first 5 stack frames)
 //
 // The text is byte for byte Python's (tests/test_table_tool.cpp checks it on Python's own
 // recordings for every sort key). The Input Shapes column needs a trace recorded with
-// record_shapes; the FLOPs column one recorded with with_flops (Python's rules).
+// record_shapes; the FLOPs column one recorded with with_flops; the Source Location column one
+// recorded with with_stack (Python's rules).
 //
 // Exit codes: 0 printed, 1 unreadable trace, 2 bad flags (checked before the trace is read).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -43,6 +46,14 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(4, 1 << 20));
   app.add_flag("--group-by-input-shape", group.group_by_input_shape,
                "one row per (name, input shapes); needs a trace recorded with record_shapes");
+  app.add_option("--group-by-stack-n", group.group_by_stack_n,
+                 "one row per (name, the first N frames of its Python stack) and a Source Location column "
+                 "(Python's key_averages(group_by_stack_n=N)); needs a trace recorded with with_stack")
+      ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--max-src-width", opts.max_src_column_width,
+                 "Source Location column width (Python's max_src_column_width)")
+      ->capture_default_str()
+      ->check(CLI::Range(4, 1 << 20));
   // An unknown --sort-by is refused here, before any reading.
   if (auto rc = wb::parse_flags(app, argc, argv, [&] {
         try {
@@ -62,6 +73,13 @@ int main(int argc, char** argv) {
       std::cerr << "table: note: " << path
                 << " was not recorded with record_shapes, so every row's shapes are [] (Python "
                    "would print the same)\n";
+    const bool stacks = std::any_of(trace.events.begin(), trace.events.end(),
+                                    [](const wb::Event& e) { return !e.stack.empty(); });
+    if (group.group_by_stack_n > 0 && !stacks)
+      std::cerr << "table: note: " << path
+                << " holds no stack per op, so no row has a source location (Python "
+                << "prints the same); record with with_stack=True and "
+                   "experimental_config=_ExperimentalConfig(verbose=True)\n";
     if (trace.profile_memory)
       std::cerr << "table: note: " << path
                 << " was recorded with profile_memory; Python's memory columns are not reproduced\n";

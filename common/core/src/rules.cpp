@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <string>
+#include <utility>
 
 namespace wb {
 
@@ -68,6 +69,19 @@ bool is_view_op(std::string_view op) {
 
 bool is_dtod(const Event& e) {
   return e.kind == Kind::Memcpy && (contains(e.name, "DtoD") || contains(e.name, "Device -> Device"));
+}
+
+bool keep_stack_entry(std::string_view frame) {
+  static constexpr std::pair<std::string_view, std::string_view> kFiltered[] = {
+      {"autograd/__init__", "_make_grads"},
+      {"autograd/__init__", "backward"},
+      {"torch/tensor", "backward"},
+      {"_internal/common_utils", "prof_callable"},
+      {"_internal/common_utils", "prof_func_call"},
+      {"_internal/common_utils", "prof_meth_call"}};
+  for (const auto& [file, fn] : kFiltered)
+    if (contains(frame, file) && contains(frame, fn)) return false;
+  return true;
 }
 
 bool is_step_name(std::string_view name) { return starts_with(name, kStepPrefix); }

@@ -78,6 +78,7 @@ struct Node {
   std::vector<double> kernels_us;
   std::string_view shapes;  // Event::input_shapes ("" when not recorded)
   int64_t flops = 0;
+  size_t event = 0;      // index in Trace::events
   bool removed = false;  // dropped by _remove_dup_nodes
   bool is_op() const { return kind == Kind::CpuOp || kind == Kind::UserAnnotation; }
   bool in_tree() const { return side == Side::Cpu && !is_async; }
@@ -204,6 +205,7 @@ std::vector<Node> build_event_list(const Trace& trace) {
     n.end_us = static_cast<double>(e.end_ns() - t0) / 1000.0;
     n.shapes = e.input_shapes;
     n.flops = e.flops;
+    n.event = o.index;
     n.linked_id = e.linked_id;
     n.key = rewrite_name(e.name);
     n.side = side;
@@ -294,114 +296,209 @@ bool is_filtered_name(std::string_view name) {
   return std::find(std::begin(kFiltered), std::end(kFiltered), name) != std::end(kFiltered);
 }
 
-std::vector<TableRow> key_averages(const Trace& trace, const GroupOptions& group) {
-  std::vector<Node> nodes = build_event_list(trace);
-  populate_cpu_children(nodes);
-  remove_dup_nodes(nodes);
+namespace {
 
-  // FunctionEvent's device_time_total: own kernels plus the children's totals. Children come
-  // after their parent in `nodes`, so one backward pass fills every total before it is needed.
-  // Twice: in integer ns, and in float us summed as Python sums (sum(kernels) + sum(children)).
-  std::vector<int64_t> device_total(nodes.size(), 0);
-  std::vector<double> device_total_us(nodes.size(), 0.0);
+// EventList._set_backward_stacktraces: an op inside a backward node (scope BACKWARD_FUNCTION)
+// takes the stack of the first forward op, in event order, with the node's sequence number on
+// the node's forward thread; with no such op (AccumulateGrad names no forward thread), none.
+// The trace has no scope, but the engine calls every node inside an
+// "autograd::engine::evaluate_function: <node>" range: a backward node is the child of one
+// that bears its name. The trace names the forward thread by the profiler's own thread number,
+// not by its tid: the forward thread is the one thread whose other events carry that sequence
+// number.
+constexpr std::string_view kEvaluate = "autograd::engine::evaluate_function: ";
+bool is_evaluate_function(const Event& e) { return e.name.rfind(kEvaluate, 0) == 0; }
+
+void set_backward_stacks(const Trace& trace, const std::vector<Node>& nodes,
+                         std::vector<std::vector<std::string>>& stacks) {
+  auto event = [&](int i) -> const Event& { return trace.events[nodes[i].event]; };
+  auto is_backward_node = [&](int i) {
+    const int p = nodes[i].parent;
+    return p >= 0 && is_evaluate_function(event(p)) &&
+           std::string_view(event(p).name).substr(kEvaluate.size()) == event(i).name;
+  };
+  auto bw_parent = [&](int i) {
+    for (; i >= 0; i = nodes[i].parent)
+      if (is_backward_node(i)) return i;
+    return -1;
+  };
+  std::map<std::pair<int64_t, ThreadKey>, int> forward;  // (sequence number, thread) -> first node
+  std::map<int64_t, std::vector<ThreadKey>> threads_of;  // sequence number -> forward threads
+  std::vector<int> bw(nodes.size(), -1);
+  for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
+    if (nodes[i].removed || nodes[i].side != Side::Cpu) continue;
+    bw[i] = bw_parent(i);
+    if (bw[i] >= 0) continue;
+    const auto key = std::make_pair(event(i).sequence_nr, nodes[i].thread);
+    if (forward.emplace(key, i).second && !is_evaluate_function(event(i)))
+      threads_of[key.first].push_back(key.second);
+  }
+  for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
+    if (bw[i] < 0) continue;
+    const auto threads = threads_of.find(event(bw[i]).sequence_nr);
+    if (event(bw[i]).fwd_thread_id <= 0 || threads == threads_of.end() || threads->second.size() != 1) {
+      stacks[i].clear();
+      continue;
+    }
+    stacks[i] = stacks[forward.at({threads->first, threads->second.front()})];
+  }
+}
+
+// Each node's stack, as FunctionEvent.stack: the event's own (KinetoEvent::stack(), the saved
+// trace's "Call stack"), then backward ops take their forward op's.
+std::vector<std::vector<std::string>> node_stacks(const Trace& trace, const std::vector<Node>& nodes) {
+  std::vector<std::vector<std::string>> out(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) out[i] = trace.events[nodes[i].event].stack;
+  set_backward_stacks(trace, nodes, out);
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// FunctionEvent's device_time_total: own kernels plus the children's totals. Children come
+// after their parent in `nodes`, so one backward pass fills every total before it is needed.
+// Twice: in integer ns, and in float us summed as Python sums (sum(kernels) + sum(children)).
+void device_totals(const std::vector<Node>& nodes, std::vector<int64_t>& total,
+                   std::vector<double>& total_us) {
+  total.assign(nodes.size(), 0);
+  total_us.assign(nodes.size(), 0.0);
   for (int i = static_cast<int>(nodes.size()) - 1; i >= 0; --i) {
     const Node& n = nodes[i];
     if (n.removed) continue;
     if (n.side == Side::Device) {
-      device_total[i] = n.dur_ns;
-      device_total_us[i] = n.end_us - n.start_us;
+      total[i] = n.dur_ns;
+      total_us[i] = n.end_us - n.start_us;
     } else if (n.in_tree()) {
-      device_total[i] = n.kernels_ns;
+      total[i] = n.kernels_ns;
       double kernels = 0, children = 0;
       for (double k : n.kernels_us) kernels += k;
       for (int c : n.children) {
-        device_total[i] += device_total[c];
-        children += device_total_us[c];
+        total[i] += total[c];
+        children += total_us[c];
       }
-      device_total_us[i] = kernels + children;
+      total_us[i] = kernels + children;
     }
   }
+}
 
-  // key_averages(): one group per (name, CPU/device, user annotation[, input shapes]), in
-  // first-seen order.
+// Kernel names run to hundreds of characters and repeat on every launch: hashing their length
+// and three words (not every byte) is enough to tell the few hundred distinct names of a trace
+// apart, and equal hashes still compare the whole name.
+struct NameHash {
+  size_t operator()(std::string_view s) const {
+    if (s.size() < 16) return std::hash<std::string_view>{}(s);
+    uint64_t a, b, c;  // 8 bytes from the start, the middle and the end
+    std::memcpy(&a, s.data(), 8);
+    std::memcpy(&b, s.data() + s.size() / 2 - 4, 8);
+    std::memcpy(&c, s.data() + s.size() - 8, 8);
+    uint64_t h = s.size() * 0x9e3779b97f4a7c15ULL;
+    for (uint64_t w : {a, b, c}) h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    return static_cast<size_t>(h ^ (h >> 32));
+  }
+};
+
+// key_averages()' groups: (name, CPU/device, user annotation[, input shapes][, stack[:n]]),
+// each with its four row slots (CPU, CPU annotation, device, device annotation).
+class GroupIndex {
+ public:
+  explicit GroupIndex(const GroupOptions& g) : g_(g) {}
+  std::array<int, 4>& slots(std::string_view name, std::string_view shapes,
+                            const std::vector<std::string>* stack) {
+    if (!g_.group_by_input_shape && g_.group_by_stack_n <= 0) return fresh(by_name_.try_emplace(name));
+    // The key also holds the shapes and the stack's first entries: "name\0shapes\x1fframe..." (owned here).
+    key_.assign(name);
+    if (g_.group_by_input_shape) (key_ += '\0') += shapes;
+    if (stack)
+      for (size_t i = 0; i < stack->size() && static_cast<int>(i) < g_.group_by_stack_n; ++i)
+        (key_ += '\x1f') += (*stack)[i];
+    return fresh(by_key_.try_emplace(key_));
+  }
+
+ private:
+  template <class It>
+  static std::array<int, 4>& fresh(std::pair<It, bool> p) {
+    if (p.second) p.first->second.fill(-1);
+    return p.first->second;
+  }
+  const GroupOptions& g_;
+  std::unordered_map<std::string_view, std::array<int, 4>, NameHash> by_name_;
+  std::unordered_map<std::string, std::array<int, 4>> by_key_;
+  std::string key_;
+};
+
+// One event's times added to its row, as FunctionEventAvg.add does.
+void add_to_row(TableRow& row, const std::vector<Node>& nodes, size_t i,
+                const std::vector<int64_t>& device_total, const std::vector<double>& device_total_us) {
+  const Node& n = nodes[i];
+  row.calls += 1;
+  row.flops += n.flops;
+  if (n.side == Side::Device) {
+    const double us = n.end_us - n.start_us;
+    row.self_device_ns += n.dur_ns;
+    row.device_total_ns += n.dur_ns;
+    row.self_device_us += us;
+    row.device_total_us += us;
+    return;
+  }
+  const double elapsed = n.end_us - n.start_us;
+  row.cpu_total_ns += n.dur_ns;  // async events too: they only lack "self" numbers
+  row.cpu_total_us += elapsed;
+  if (!n.in_tree()) return;
+  int64_t children_cpu = 0, children_device = 0;
+  double children_cpu_us = 0, children_device_us = 0;
+  for (int c : n.children) {
+    children_cpu += nodes[c].dur_ns;
+    children_device += device_total[c];
+    children_cpu_us += nodes[c].end_us - nodes[c].start_us;
+    children_device_us += device_total_us[c];
+  }
+  row.self_cpu_ns += n.dur_ns - children_cpu;
+  row.device_total_ns += device_total[i];
+  row.self_device_ns += device_total[i] - children_device;
+  row.self_cpu_us += elapsed - children_cpu_us;
+  row.device_total_us += device_total_us[i];
+  row.self_device_us += device_total_us[i] - children_device_us;
+}
+
+}  // namespace
+
+std::vector<TableRow> key_averages(const Trace& trace, const GroupOptions& group) {
+  std::vector<Node> nodes = build_event_list(trace);
+  populate_cpu_children(nodes);
+  remove_dup_nodes(nodes);
+  std::vector<int64_t> device_total;
+  std::vector<double> device_total_us;
+  device_totals(nodes, device_total, device_total_us);
+  // with_stack: each node's source locations (only read when grouping by them).
+  const std::vector<std::vector<std::string>> stacks =
+      group.group_by_stack_n > 0 ? node_stacks(trace, nodes) : std::vector<std::vector<std::string>>{};
+
+  // One group per key, in first-seen order.
   std::vector<TableRow> rows;
-  // name -> row per (device, annotation). Kernel names run to hundreds of characters and repeat
-  // on every launch: hashing their length and three words (not every byte) is enough to tell the
-  // few hundred distinct names of a trace apart, and equal hashes still compare the whole name.
-  struct NameHash {
-    size_t operator()(std::string_view s) const {
-      if (s.size() < 16) return std::hash<std::string_view>{}(s);
-      uint64_t a, b, c;  // 8 bytes from the start, the middle and the end
-      std::memcpy(&a, s.data(), 8);
-      std::memcpy(&b, s.data() + s.size() / 2 - 4, 8);
-      std::memcpy(&c, s.data() + s.size() - 8, 8);
-      uint64_t h = s.size() * 0x9e3779b97f4a7c15ULL;
-      for (uint64_t w : {a, b, c}) h = (h ^ w) * 0xff51afd7ed558ccdULL;
-      return static_cast<size_t>(h ^ (h >> 32));
-    }
-  };
-  std::unordered_map<std::string_view, std::array<int, 4>, NameHash> index;
-  // With group_by_input_shape the key also holds the shapes: "name\0shapes" (owned here).
-  std::unordered_map<std::string, std::array<int, 4>> shape_index;
-  std::string shape_key;
+  GroupIndex index(group);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
     if (n.removed) continue;
     const bool on_device = n.side == Side::Device;
     const bool annotation = n.is_user_annotation();
     const std::string_view shapes = n.shapes.empty() ? std::string_view("[]") : n.shapes;
-    std::array<int, 4>* slots;
-    if (group.group_by_input_shape) {
-      shape_key.assign(n.key);
-      shape_key += '\0';
-      shape_key += shapes;
-      auto [it, fresh] = shape_index.try_emplace(shape_key);
-      if (fresh) it->second.fill(-1);
-      slots = &it->second;
-    } else {
-      auto [it, fresh] = index.try_emplace(n.key);
-      if (fresh) it->second.fill(-1);
-      slots = &it->second;
-    }
-    int& slot = (*slots)[(on_device ? 2 : 0) + (annotation ? 1 : 0)];
+    const std::vector<std::string>* stack = stacks.empty() ? nullptr : &stacks[i];
+    int& slot = index.slots(n.key, shapes, stack)[(on_device ? 2 : 0) + (annotation ? 1 : 0)];
     if (slot < 0) {
       slot = static_cast<int>(rows.size());
-      rows.emplace_back();
-      rows.back().key = std::string(n.key);
-      rows.back().on_device = on_device;
-      rows.back().is_user_annotation = annotation;
-      rows.back().is_async = n.is_async;
-      if (group.group_by_input_shape) rows.back().input_shapes = std::string(shapes);
+      TableRow& r = rows.emplace_back();
+      r.key = std::string(n.key);
+      r.on_device = on_device;
+      r.is_user_annotation = annotation;
+      r.is_async = n.is_async;
+      if (group.group_by_input_shape) r.input_shapes = std::string(shapes);
+      if (stack)  // Python: the first call's stack, cut to its first n entries
+        r.stack.assign(stack->begin(),
+                       stack->begin() + std::min<size_t>(stack->size(), group.group_by_stack_n));
     }
-    TableRow& row = rows[slot];
-    row.calls += 1;
-    row.flops += n.flops;
-    if (on_device) {
-      const double us = n.end_us - n.start_us;
-      row.self_device_ns += n.dur_ns;
-      row.device_total_ns += n.dur_ns;
-      row.self_device_us += us;
-      row.device_total_us += us;
-      continue;
-    }
-    const double elapsed = n.end_us - n.start_us;
-    row.cpu_total_ns += n.dur_ns;  // async events too: they only lack "self" numbers
-    row.cpu_total_us += elapsed;
-    if (!n.in_tree()) continue;
-    int64_t children_cpu = 0, children_device = 0;
-    double children_cpu_us = 0, children_device_us = 0;
-    for (int c : n.children) {
-      children_cpu += nodes[c].dur_ns;
-      children_device += device_total[c];
-      children_cpu_us += nodes[c].end_us - nodes[c].start_us;
-      children_device_us += device_total_us[c];
-    }
-    row.self_cpu_ns += n.dur_ns - children_cpu;
-    row.device_total_ns += device_total[i];
-    row.self_device_ns += device_total[i] - children_device;
-    row.self_cpu_us += elapsed - children_cpu_us;
-    row.device_total_us += device_total_us[i];
-    row.self_device_us += device_total_us[i] - children_device_us;
+    add_to_row(rows[slot], nodes, i, device_total, device_total_us);
   }
   return rows;
 }
@@ -491,10 +588,118 @@ const std::vector<std::string>& table_sort_keys() {
   return keys;
 }
 
+namespace {
+
+// _build_table's columns: each cell right-aligned ("{: >w}") but the source location's
+// ("{: <w}"), and followed by two spaces, lines included.
+struct Column {
+  size_t width = 12;
+  bool left = false;
+};
+
+// What the printed rows decide about the table: which optional columns it has, their widths,
+// and the footers' sums (Python's, over the rows in printed order, in float us).
+struct Layout {
+  std::vector<std::string> headers;
+  std::vector<Column> columns;
+  bool device = false, shapes = false, flops = false, stack = false;
+  size_t shapes_width = 0, src_width = 0;
+  double flops_scale = 1.0;
+  double self_cpu_sum = 0, self_device_sum = 0;
+};
+
+Layout plan(const std::vector<TableRow>& rows, const TableOptions& opts) {
+  Layout l;
+  size_t name_width = 0, src_width = 0;
+  int64_t min_flops = 0;
+  for (const auto& r : rows) {
+    l.device |= r.self_device_us > 0;
+    l.self_cpu_sum += r.self_cpu_us;
+    // Python's denominator counts device rows that are not annotations. The GPU-side annotation
+    // still gets a share of it, so its Self CUDA % can exceed 100%; we mirror that on purpose, so
+    // the C++ and Python tables read alike (the lessons point the quirk out).
+    if (r.on_device && !r.is_user_annotation) l.self_device_sum += r.self_device_us;
+    name_width = std::max(name_width, r.key.size() + 4);
+    l.shapes |= !r.input_shapes.empty() && r.input_shapes != "[]";
+    l.shapes_width = std::max(l.shapes_width, r.input_shapes.size() + 4);
+    if (r.flops > 0 && (min_flops == 0 || r.flops < min_flops)) min_flops = r.flops;
+    l.stack |= !r.stack.empty();
+    for (const auto& frame : r.stack) src_width = std::max(src_width, frame.size() + 4);
+  }
+  if (opts.max_name_width > 0) name_width = std::min(name_width, static_cast<size_t>(opts.max_name_width));
+  l.shapes_width = std::min<size_t>(l.shapes_width, 80);  // Python's max_shapes_column_width
+  l.src_width =
+      opts.max_src_column_width > 0 ? std::min<size_t>(src_width, opts.max_src_column_width) : src_width;
+  l.flops = opts.with_flops && min_flops > 0;
+  std::string flops_unit;
+  if (l.flops) std::tie(l.flops_scale, flops_unit) = flops_scale(min_flops);
+
+  l.headers = {"Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"};
+  if (l.device)
+    l.headers.insert(l.headers.end(), {"Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"});
+  l.headers.push_back("# of Calls");
+  l.columns.assign(l.headers.size(), Column{});
+  l.columns[0].width = name_width;
+  if (l.shapes) {
+    l.headers.push_back("Input Shapes");
+    l.columns.push_back({l.shapes_width, false});
+  }
+  if (l.stack) {
+    l.headers.push_back("Source Location");
+    l.columns.push_back({l.src_width, true});
+  }
+  if (l.flops) {
+    l.headers.push_back("Total " + flops_unit);
+    l.columns.push_back({12, false});
+  }
+  return l;
+}
+
+// Python's trim_path: a frame longer than the column keeps its end, behind "...".
+std::string trim_path(const std::string& path, size_t width) {
+  if (path.size() <= width) return path;
+  std::string tail = path.substr(path.size() - width);
+  if (tail.size() > 3) tail = "..." + tail.substr(3);
+  return tail;
+}
+
+// One row's cells, in the order Python fills them. With both FLOPs and a stack, Python puts
+// the FLOPs before the source location although its headers name them the other way round:
+// each value lands in the other's column, and we print the same.
+std::vector<std::string> row_cells(const TableRow& r, const Layout& l, const TableOptions& opts) {
+  std::string name = r.key;
+  const int max_name = opts.max_name_width;
+  if (max_name > 0 && name.size() >= static_cast<size_t>(max_name - 3))
+    name = name.substr(0, max_name - 3) + "...";
+  std::vector<std::string> cells = {
+      name,
+      format_time_share(r.self_cpu_us, l.self_cpu_sum),
+      format_time_us(r.self_cpu_us),
+      // Python prints a bare 0 here for async events.
+      r.is_async ? "0" : format_time_share(r.cpu_total_us, l.self_cpu_sum),
+      format_time_us(r.cpu_total_us),
+      format_time_us(avg(r.cpu_total_us, r.calls)),
+  };
+  if (l.device)
+    cells.insert(cells.end(),
+                 {format_time_us(r.self_device_us), format_time_share(r.self_device_us, l.self_device_sum),
+                  format_time_us(r.device_total_us), format_time_us(avg(r.device_total_us, r.calls))});
+  cells.push_back(std::to_string(r.calls));
+  if (l.shapes) cells.push_back(r.input_shapes.substr(0, l.shapes_width));
+  if (l.flops) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%8.3f", static_cast<double>(r.flops) * l.flops_scale);
+    cells.push_back(r.flops <= 0 ? "--" : buf);
+  }
+  if (l.stack) cells.push_back(r.stack.empty() ? "" : trim_path(r.stack.front(), l.src_width));
+  return cells;
+}
+
+}  // namespace
+
 std::string format_table(const std::vector<TableRow>& all_rows, const TableOptions& opts) {
   const SortKey* sort_key = find_sort_key(opts.sort_by);
-  const int max_name = opts.max_name_width;
-  if (max_name > 0 && max_name <= 3)
+  if (opts.max_name_width > 0 && opts.max_name_width <= 3)
     throw std::invalid_argument("table: max_name_width must be > 3 (or <= 0 for no limit)");
   if (all_rows.empty()) return "";
 
@@ -504,99 +709,44 @@ std::string format_table(const std::vector<TableRow>& all_rows, const TableOptio
     std::stable_sort(rows.begin(), rows.end(), [&](const TableRow& a, const TableRow& b) {
       return sort_key->value(a) > sort_key->value(b);
     });
-
-  bool has_device_time = false, has_shapes = false;
-  // Python's sums run over the rows in the printed (sorted) order, in float us.
-  double self_cpu_sum = 0, self_device_sum = 0;
-  size_t name_width = 0, shapes_width = 0;
-  int64_t min_flops = 0;
-  for (const auto& r : rows) {
-    has_device_time |= r.self_device_us > 0;
-    self_cpu_sum += r.self_cpu_us;
-    // Python's denominator counts device rows that are not annotations. The GPU-side annotation
-    // still gets a share of it, so its Self CUDA % can exceed 100%; we mirror that on purpose, so
-    // the C++ and Python tables read alike (the lessons point the quirk out).
-    if (r.on_device && !r.is_user_annotation) self_device_sum += r.self_device_us;
-    name_width = std::max(name_width, r.key.size() + 4);
-    has_shapes |= !r.input_shapes.empty() && r.input_shapes != "[]";
-    shapes_width = std::max(shapes_width, r.input_shapes.size() + 4);
-    if (r.flops > 0 && (min_flops == 0 || r.flops < min_flops)) min_flops = r.flops;
-  }
-  if (max_name > 0) name_width = std::min(name_width, static_cast<size_t>(max_name));
-  shapes_width = std::min<size_t>(shapes_width, 80);  // Python's max_shapes_column_width
-  const bool with_flops = opts.with_flops && min_flops > 0;
-  const auto [scale, flops_unit] =
-      with_flops ? flops_scale(min_flops) : std::pair<double, std::string>{1.0, ""};
-
-  std::vector<std::string> headers = {"Name",        "Self CPU %", "Self CPU",
-                                      "CPU total %", "CPU total",  "CPU time avg"};
-  if (has_device_time)
-    headers.insert(headers.end(), {"Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"});
-  headers.push_back("# of Calls");
-  std::vector<size_t> widths(headers.size(), 12);
-  widths[0] = name_width;
-  if (has_shapes) {
-    headers.push_back("Input Shapes");
-    widths.push_back(shapes_width);
-  }
-  if (with_flops) {
-    headers.push_back("Total " + flops_unit);
-    widths.push_back(12);
-  }
+  const Layout l = plan(rows, opts);
 
   std::string out;
-  // Every cell is right-aligned and followed by two spaces, lines included.
   auto add_line = [&](const std::vector<std::string>& cells) {
     for (size_t c = 0; c < cells.size(); ++c) {
-      if (cells[c].size() < widths[c]) out.append(widths[c] - cells[c].size(), ' ');
+      const size_t pad = cells[c].size() < l.columns[c].width ? l.columns[c].width - cells[c].size() : 0;
+      if (!l.columns[c].left) out.append(pad, ' ');
       out += cells[c];
+      if (l.columns[c].left) out.append(pad, ' ');
       out += "  ";
     }
     out += '\n';
   };
   std::string separator;
-  for (size_t w : widths) separator += std::string(w, '-') + "  ";
+  for (const Column& c : l.columns) separator += std::string(c.width, '-') + "  ";
   separator += '\n';
 
   out += separator;
-  add_line(headers);
+  add_line(l.headers);
   out += separator;
   int shown = 0;
-  char buf[64];
   for (const auto& r : rows) {
     if (shown == opts.row_limit) break;
     ++shown;
-    std::string name = r.key;
-    if (max_name > 0 && name.size() >= static_cast<size_t>(max_name - 3))
-      name = name.substr(0, max_name - 3) + "...";
-    std::vector<std::string> cells = {
-        name,
-        format_time_share(r.self_cpu_us, self_cpu_sum),
-        format_time_us(r.self_cpu_us),
-        // Python prints a bare 0 here for async events.
-        r.is_async ? "0" : format_time_share(r.cpu_total_us, self_cpu_sum),
-        format_time_us(r.cpu_total_us),
-        format_time_us(avg(r.cpu_total_us, r.calls)),
-    };
-    if (has_device_time)
-      cells.insert(cells.end(),
-                   {format_time_us(r.self_device_us), format_time_share(r.self_device_us, self_device_sum),
-                    format_time_us(r.device_total_us), format_time_us(avg(r.device_total_us, r.calls))});
-    cells.push_back(std::to_string(r.calls));
-    if (has_shapes) cells.push_back(r.input_shapes.substr(0, shapes_width));
-    if (with_flops) {
-      if (r.flops <= 0) {
-        cells.push_back("--");
-      } else {
-        std::snprintf(buf, sizeof buf, "%8.3f", static_cast<double>(r.flops) * scale);
-        cells.push_back(buf);
-      }
+    add_line(row_cells(r, l, opts));
+    if (!l.stack) continue;
+    // The other frames under the row, each in the last column, then an empty line.
+    std::vector<std::string> empty(l.columns.size(), "");
+    for (size_t f = 1; f < r.stack.size(); ++f) {
+      empty.back() = trim_path(r.stack[f], l.src_width);
+      add_line(empty);
     }
-    add_line(cells);
+    empty.back().clear();
+    add_line(empty);
   }
   out += separator;
-  out += "Self CPU time total: " + format_time_us(self_cpu_sum) + "\n";
-  if (has_device_time) out += "Self CUDA time total: " + format_time_us(self_device_sum) + "\n";
+  out += "Self CPU time total: " + format_time_us(l.self_cpu_sum) + "\n";
+  if (l.device) out += "Self CUDA time total: " + format_time_us(l.self_device_sum) + "\n";
   return out;
 }
 

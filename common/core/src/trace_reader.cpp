@@ -242,6 +242,8 @@ struct RawEvent {
   KernelInfo kernel;
   bool has_kernel_info = false;
   int64_t bytes = -1;
+  int64_t sequence_nr = -1, fwd_thread_id = 0;  // autograd's ("Sequence number", "Fwd thread id")
+  std::string_view call_stack;                  // with_stack (verbose): "frame;frame;..."
   // record_shapes: "Input Dims" (-> Event::input_shapes), and for the FLOPs formula the first
   // inputs' dims and types and the concrete values (conv2d's stride...: inputs 3..6).
   // Raw JSON texts (pointing into the input); parsed further only for ops with a FLOPs formula.
@@ -253,7 +255,8 @@ template <class M>
 using KeyField = std::pair<std::string_view, M>;
 constexpr KeyField<bool Trace::*> kTraceFlags[] = {{"record_shapes", &Trace::record_shapes},
                                                    {"with_flops", &Trace::with_flops},
-                                                   {"profile_memory", &Trace::profile_memory}};
+                                                   {"profile_memory", &Trace::profile_memory},
+                                                   {"with_stack", &Trace::with_stack}};
 constexpr KeyField<std::string_view RawEvent::*> kRawArrayArgs[] = {{"Input Dims", &RawEvent::dims},
                                                                     {"Input type", &RawEvent::types},
                                                                     {"Concrete Inputs", &RawEvent::concrete}};
@@ -706,6 +709,12 @@ class Parser {
         if (type_of(x) == od::json_type::number) r.stream = loose_int(x, 0);
       } else if (key == "bytes") {
         r.bytes = loose_int(x, -1);
+      } else if (key == "Sequence number") {
+        r.sequence_nr = loose_int(x, -1);
+      } else if (key == "Fwd thread id") {
+        r.fwd_thread_id = loose_int(x, 0);
+      } else if (key == "Call stack") {
+        r.call_stack = loose_string(x);
       } else if (key == "registers per thread") {
         r.kernel.registers_per_thread =
             static_cast<int>(std::clamp<int64_t>(loose_int(x, -1), -1, INT32_MAX));
@@ -802,6 +811,14 @@ class Parser {
     e.pid = r.pid;
     e.tid = r.tid;
     e.bytes = r.bytes;
+    e.sequence_nr = r.sequence_nr;
+    e.fwd_thread_id = r.fwd_thread_id;
+    for (size_t at = 0; at < r.call_stack.size();) {  // Kineto joins the frames with ';'
+      const size_t end = std::min(r.call_stack.find(';', at), r.call_stack.size());
+      const std::string_view frame = r.call_stack.substr(at, end - at);
+      if (keep_stack_entry(frame)) e.stack.emplace_back(frame);
+      at = end + 1;
+    }
     // Ids (trace.hpp): CUPTI-side activity is identified by its correlation and points at
     // the CPU op by External id; CPU ops and annotations are identified by External id.
     const bool cupti_side = e.kind == Kind::Runtime || e.kind == Kind::Driver || e.kind == Kind::Kernel ||

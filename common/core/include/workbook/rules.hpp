@@ -51,6 +51,10 @@ struct OpInput {
 int64_t op_flops(std::string_view op, const std::vector<OpInput>& inputs,
                  const std::vector<std::string_view>& concrete = {});
 
+// False for the stack frames Python leaves out of an op's stack (autograd's own backward()
+// frames and its test harness's: _filter_stack_entry in torch/autograd/profiler_util.py).
+bool keep_stack_entry(std::string_view frame);
+
 // The profiler's step ranges: "ProfilerStep#N".
 inline constexpr std::string_view kStepPrefix = "ProfilerStep#";
 bool is_step_name(std::string_view name);

@@ -33,19 +33,27 @@ struct TableRow {
   double self_cpu_us = 0, cpu_total_us = 0, self_device_us = 0, device_total_us = 0;
   int64_t flops = 0;         // with_flops: sum over the calls (torch's formula)
   std::string input_shapes;  // group_by_input_shape: str(input_shapes) of the first call
+  // group_by_stack_n: the first call's stack (with_stack), innermost first, cut to n frames.
+  std::vector<std::string> stack;
 };
 
 struct GroupOptions {
   bool group_by_input_shape = false;  // rows per (name, input shapes), as Python's option
+  // > 0: rows per (name, the first n frames of the op's stack), and a "Source Location" column,
+  // as key_averages(group_by_stack_n=n). The stacks are Event::stack: a trace recorded with
+  // with_stack and, from Python, experimental_config=_ExperimentalConfig(verbose=True) (without
+  // it Python records no stack per op, and its table shows none: neither does this one).
+  int group_by_stack_n = 0;
 };
 
 struct TableOptions {
   // cpu_time_total, cuda_time_total, self_cpu_time_total, self_cuda_time_total, count
   // ("device" may replace "cuda", as in Python); "" keeps key_averages order (Python's None).
   std::string sort_by = "cpu_time_total";
-  int row_limit = -1;       // -1: every row (Python's default is 100)
-  int max_name_width = 55;  // longer names end in "..."; <= 0: no limit
-  bool with_flops = false;  // a "Total FLOPs" column (Python: the profile's with_flops)
+  int row_limit = -1;             // -1: every row (Python's default is 100)
+  int max_name_width = 55;        // longer names end in "..."; <= 0: no limit
+  bool with_flops = false;        // a "Total FLOPs" column (Python: the profile's with_flops)
+  int max_src_column_width = 75;  // the Source Location column (Python's max_src_column_width)
 };
 
 // The sort keys format_table accepts: every numeric attribute of Python's FunctionEventAvg

@@ -68,6 +68,16 @@ struct Event {
   // FLOPs of the op, by torch's formula (op_flops in rules.hpp) from the recorded input shapes;
   // 0 when the op has no formula or no shapes were recorded.
   int64_t flops = 0;
+  // with_stack: where the op was called from, innermost frame first (KinetoEvent::stack(); in a
+  // saved trace its "Call stack", which Kineto writes when the profile was verbose), without the
+  // frames Python's table leaves out (keep_stack_entry, rules.hpp). Empty: none recorded.
+  std::vector<std::string> stack;
+  // Autograd's bookkeeping, as Kineto records it ("Sequence number", "Fwd thread id"): an op's
+  // sequence number (-1: none), and for a backward node (scope BACKWARD_FUNCTION) the forward
+  // thread's id (0: not a backward node). Python gives backward ops the stack of the forward op
+  // with the same sequence number through these.
+  int64_t sequence_nr = -1;
+  int64_t fwd_thread_id = 0;
 
   int64_t end_ns() const { return start_ns + dur_ns; }
   // True for events that ran on an accelerator (Self CUDA time in the table).
@@ -93,8 +103,8 @@ struct Trace {
   std::string source;         // file path, or "<profiler result>"
   std::vector<DeviceProperties> devices;
   // How the trace was recorded, from the metadata torch.profiler (and wb::Profiler) write at the
-  // top level: "record_shapes": 1, "with_flops": 1, "profile_memory": 1.
-  bool record_shapes = false, with_flops = false, profile_memory = false;
+  // top level: "record_shapes": 1, "with_flops": 1, "profile_memory": 1, "with_stack": 1.
+  bool record_shapes = false, with_flops = false, profile_memory = false, with_stack = false;
   bool has_device_activity() const {
     for (const auto& e : events)
       if (e.on_device() && e.kind != Kind::GpuUserAnnotation) return true;
