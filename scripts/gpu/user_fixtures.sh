@@ -6,9 +6,10 @@
 #
 #   run: bash scripts/gpu/user_fixtures.sh
 #
-# Writes $OUT/python/cuda_{mlp,convnet}_stack.{json.gz,tables.json.gz} and
-# $OUT/python/cuda_mlp_b{32,64}.json.gz: commit them into tests/data/python/. The tests that
-# read them (tests/test_user_traces.cpp, "[gpu-fixture]") SKIP while they are absent.
+# Writes $OUT/python/cuda_{mlp,convnet}_stack.{json.gz,tables.json.gz},
+# cuda_mlp_stack_plain.{json.gz,tables.json.gz} and cuda_mlp_b{32,64}.json.gz: commit them into
+# tests/data/python/. tests/test_table_tool.cpp ("Python's bytes on the H200 recordings",
+# --group-by-stack-n) SKIPs while they are absent.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/user_fixtures}
