@@ -3,6 +3,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -208,4 +209,119 @@ TEST_CASE("inspect: a rule that depends on the device says so instead of a bare 
   // A chapter's judgement keeps its recorded verdict: no note there.
   for (const auto& file : {"h200_64_first_call.json", "a100_64_cold.json"})
     CHECK(launch_path(file, false).verdict.find("depends on the device") == std::string::npos);
+}
+
+// ---- issue 25: user-shaped traces get the general rules --------------------------------------
+namespace {
+const std::filesystem::path kPython = std::filesystem::path(WORKBOOK_ROOT) / "tests/data/python";
+}  // namespace
+
+TEST_CASE("inspect a ConvNet's training step: convolution, normalization and pooling are work, not overhead",
+          "[tools][cpu][inspect]") {
+  // make_user_fixtures.py: conv, batch norm, ReLU, max pool, Linear; "forward", "backward" and
+  // "optimizer" annotations in each step. your_model passes its annotation the same way.
+  const wb::Trace t = wb::read_trace(kPython / "cpu_convnet_stack.json.gz");
+  const wb::TraceModel m(t);
+  CHECK_FALSE(wb::is_chapter_trace(m));
+  wb::FactOptions o;
+  o.annotation = "forward";
+  const wb::LessonsReport r = wb::inspect_trace(m, o);
+  CHECK_THAT(r.title, ContainsSubstring("not a chapter's"));
+  // The chapters' own rules are not judged on it.
+  for (const auto& f : r.facts) CHECK((f.id != "pointwise_traffic" && f.id != "batch_chain"));
+  const wb::Fact& shares = find(r, "cpu_shares");
+  REQUIRE(shares.measured);
+  INFO(shares.value);
+  for (const char* cls : {"convolution", "normalization", "pooling"}) {
+    INFO(cls);
+    REQUIRE(shares.data.contains("classes"));
+    REQUIRE(shares.data.at("classes").contains(cls));
+    CHECK(shares.data.at("classes").at(cls).at("share").get<double>() > 0);
+    CHECK_FALSE(shares.data.at("classes").at(cls).at("recognized_by").get<std::string>().empty());
+  }
+  CHECK(shares.data.at("classes").at("convolution").at("share").get<double>() > 0.1);
+  CHECK(shares.data.at("overhead_share").get<double>() < 0.9);
+  CHECK_THAT(shares.detail, ContainsSubstring("how each kind of work is recognized"));
+}
+
+TEST_CASE("inspect picks the main annotation of a user's trace itself, through Python frames",
+          "[tools][cpu][inspect]") {
+  // with_stack traces nest every op in python_function events: the annotations are still found.
+  const wb::Trace mlp = wb::read_trace(kPython / "cpu_mlp_stack.json.gz");
+  const wb::TraceModel mm(mlp);
+  CHECK(wb::user_annotations(mm) == std::vector<std::string>{"train_step"});
+  // Three annotations per step: the longest is judged, the others are named in its evidence.
+  const wb::Trace conv = wb::read_trace(kPython / "cpu_convnet_stack.json.gz");
+  const wb::TraceModel mc(conv);
+  const auto names = wb::user_annotations(mc);
+  REQUIRE(names.size() == 3);
+  wb::FactOptions o;
+  o.annotation = "";
+  const wb::LessonsReport r = wb::inspect_trace(mc, o);
+  int judged = 0;
+  for (const auto& f : r.facts)
+    if (f.id == "dead_window" || f.id == "dispatch_chain") {
+      ++judged;
+      CHECK_THAT(f.title, ContainsSubstring("'" + r.options.annotation + "'"));
+      bool names_others = false;
+      for (const auto& e : f.evidence)
+        names_others |= e.find("the longest top-level annotation") != std::string::npos;
+      CHECK(names_others);
+    }
+  CHECK(judged == 2);
+  CHECK(std::find(names.begin(), names.end(), r.options.annotation) != names.end());
+}
+
+TEST_CASE("inspect on a chapter's trace is unchanged: every rule, the chapters' title",
+          "[tools][cpu][inspect]") {
+  const wb::Trace t = wb::read_trace(fixtures::data_dir() / "py_cpu_64.json");
+  const wb::TraceModel m(t);
+  CHECK(wb::is_chapter_trace(m));
+  const wb::LessonsReport r = inspect(t);
+  CHECK(r.title == "Cheatsheet patterns found in the trace");
+  CHECK(r.facts.size() == wb::all_facts().size());
+}
+
+TEST_CASE("inspect on a user's trace: a ratio of a few microseconds over few samples is no finding",
+          "[tools][cpu][inspect]") {
+  // Three steps of a user's loop: the first step 22 us wider (cold), and inside each step the
+  // annotation's first op starts 3 us, then 1 us, 1 us after it: 3x the median gap, 2 us of it.
+  wb::Trace t;
+  t.source = "<synthetic user loop>";
+  auto add = [&](std::string name, wb::Kind kind, int64_t start_ns, int64_t dur_ns, int64_t id) {
+    wb::Event e;
+    e.name = std::move(name);
+    e.kind = kind;
+    e.category = std::string(wb::kind_name(kind));
+    e.start_ns = start_ns;
+    e.dur_ns = dur_ns;
+    e.pid = e.tid = 7;
+    e.id = id;
+    t.events.push_back(e);
+  };
+  const int64_t widths[] = {60'000, 38'000, 38'000}, gaps[] = {3'000, 1'000, 1'000};
+  int64_t at = 0, id = 1;
+  for (int s = 0; s < 3; ++s) {
+    add("ProfilerStep#" + std::to_string(s), wb::Kind::UserAnnotation, at, widths[s], id++);
+    add("my_block", wb::Kind::UserAnnotation, at + 500, widths[s] - 1'000, id++);
+    add("aten::relu", wb::Kind::CpuOp, at + 500 + gaps[s], 20'000, id++);
+    at += widths[s] + 2'000;
+  }
+  wb::FactOptions o;
+  o.annotation = "";
+  const wb::LessonsReport r = inspect(t, o);
+  const wb::Fact& steps = find(r, "step_widths");
+  INFO(steps.value << " | " << steps.verdict);
+  CHECK(steps.status == Status::Pass);  // 22 us over three steps: found
+  const wb::Fact& dead = find(r, "dead_window");
+  INFO(dead.value << " | " << dead.verdict);
+  CHECK(dead.data["first_over_median_later"].get<double>() >= 1.5);  // the ratio alone says yes ...
+  CHECK(dead.status == Status::NotApplicable);                       // ... on 2 us: no finding
+  CHECK_THAT(dead.verdict, ContainsSubstring("not enough evidence"));
+  // Two steps only: the same ratio is no finding either.
+  t.events.resize(6);
+  const wb::LessonsReport two_steps = inspect(t, o);
+  const wb::Fact& two = find(two_steps, "step_widths");
+  CHECK(two.data["first_over_median_rest"].get<double>() >= 1.5);
+  CHECK(two.status == Status::NotApplicable);
 }

@@ -3,9 +3,10 @@
 
 #include <array>
 #include <cctype>
+#include <initializer_list>
+#include <utility>
 #include <charconv>
 #include <string>
-#include <utility>
 
 namespace wb {
 
@@ -66,6 +67,121 @@ bool is_view_op(std::string_view op) {
     if (o == v) return true;
   return false;
 }
+
+namespace {
+bool one_of(std::string_view o, std::initializer_list<std::string_view> names) {
+  for (auto n : names)
+    if (o == n) return true;
+  return false;
+}
+// An op name without a trailing "_" (in place) or "_backward"/"_backward_data", for the lists.
+std::string_view base_of(std::string_view o) {
+  for (std::string_view suffix : {"_backward_data", "_backward"})
+    if (o.size() > suffix.size() && o.substr(o.size() - suffix.size()) == suffix)
+      return o.substr(0, o.size() - suffix.size());
+  if (o.size() > 1 && o.back() == '_') return o.substr(0, o.size() - 1);
+  return o;
+}
+bool is_reduction(std::string_view o) {
+  return one_of(base_of(o), {"sum",
+                             "mean",
+                             "max",
+                             "min",
+                             "amax",
+                             "amin",
+                             "argmax",
+                             "argmin",
+                             "prod",
+                             "var",
+                             "std",
+                             "var_mean",
+                             "std_mean",
+                             "norm",
+                             "linalg_vector_norm",
+                             "logsumexp",
+                             "softmax",
+                             "_softmax",
+                             "log_softmax",
+                             "_log_softmax",
+                             "nll_loss",
+                             "nll_loss_forward",
+                             "nll_loss2d_forward",
+                             "nll_loss_nd",
+                             "cross_entropy_loss",
+                             "mse_loss",
+                             "l1_loss",
+                             "smooth_l1_loss",
+                             "binary_cross_entropy",
+                             "binary_cross_entropy_with_logits",
+                             "cumsum",
+                             "topk",
+                             "sort",
+                             "all",
+                             "any"});
+}
+bool is_elementwise(std::string_view o) {
+  return starts_with(o, "_foreach_") ||
+         one_of(base_of(o), {"add",        "sub",         "rsub",      "mul",
+                             "div",        "neg",         "abs",       "pow",
+                             "exp",        "log",         "sqrt",      "rsqrt",
+                             "reciprocal", "relu",        "threshold", "gelu",
+                             "silu",       "sigmoid",     "tanh",      "hardtanh",
+                             "leaky_relu", "elu",         "softplus",  "clamp",
+                             "clamp_min",  "clamp_max",   "where",     "fill",
+                             "zero",       "addcmul",     "addcdiv",   "lerp",
+                             "sign",       "maximum",     "minimum",   "eq",
+                             "ne",         "lt",          "le",        "gt",
+                             "ge",         "masked_fill", "dropout",   "native_dropout",
+                             "bernoulli",  "uniform",     "normal",    "erf",
+                             "floor",      "ceil",        "round"});
+}
+bool is_copy(std::string_view o) {
+  return starts_with(o, "index") || starts_with(o, "scatter") || starts_with(o, "embedding") ||
+         one_of(base_of(o), {"copy", "_copy_from", "_copy_from_and_resize", "to", "_to_copy", "clone",
+                             "contiguous", "cat", "stack", "gather", "repeat", "flip", "roll",
+                             "constant_pad_nd", "pad", "narrow_copy", "masked_select", "take"});
+}
+}  // namespace
+
+OpClass classify_op(std::string_view op) {
+  if (!starts_with(op, "aten::")) return OpClass::Other;
+  const std::string_view o = strip_aten(op);
+  if (is_gemm_op(op)) return OpClass::Gemm;
+  if (contains(o, "attention")) return OpClass::Attention;
+  if (contains(o, "conv") && !contains(o, "convert")) return OpClass::Convolution;
+  for (std::string_view n : {"batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm"})
+    if (contains(o, n)) return OpClass::Normalization;
+  if (contains(o, "pool")) return OpClass::Pooling;
+  if (is_reduction(o)) return OpClass::Reduction;
+  if (is_elementwise(o)) return OpClass::Elementwise;
+  if (is_copy(o)) return OpClass::Copy;
+  if (is_view_op(op)) return OpClass::View;
+  if (one_of(o, {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "resize_"}))
+    return OpClass::Allocation;
+  return OpClass::Other;
+}
+
+namespace {
+constexpr EnumNames<OpClass, OpClass::Other> kOpClassNames{
+    "gemm",        "convolution", "attention", "normalization", "pooling", "reduction",
+    "elementwise", "copy",        "view",      "allocation",    "other"};
+constexpr EnumNames<OpClass, OpClass::Other> kOpClassRules{
+    "mm, bmm, addmm, baddbmm, addbmm, addmv, mv, dot, _scaled_mm",
+    "an aten op whose name holds 'conv' (conv2d, convolution, convolution_backward, ...)",
+    "an aten op whose name holds 'attention' (scaled_dot_product_attention, ...)",
+    "an aten op whose name holds batch_norm, layer_norm, group_norm, instance_norm or rms_norm",
+    "an aten op whose name holds 'pool' (max_pool2d, adaptive_avg_pool2d, ...)",
+    "sum, mean, max/min, argmax, var/std, norm, (log_)softmax, the losses, cumsum, topk, sort",
+    "add/sub/mul/div, activations (relu, gelu, silu, ...), their backward, fill_/zero_, _foreach_*",
+    "copy_, to, clone, contiguous, cat, stack, index*, gather, scatter*, embedding*",
+    "t, transpose, view, reshape, expand, permute, ... (metadata only)",
+    "empty, empty_like, empty_strided, new_empty*, resize_",
+    "any other op (a wrapper such as aten::linear, or an op with no rule)"};
+}  // namespace
+
+std::string_view op_class_name(OpClass c) { return kOpClassNames.name(c); }
+std::string_view op_class_rule(OpClass c) { return kOpClassRules.name(c); }
+bool is_compute(OpClass c) { return c != OpClass::View && c != OpClass::Allocation && c != OpClass::Other; }
 
 bool is_dtod(const Event& e) {
   return e.kind == Kind::Memcpy && (contains(e.name, "DtoD") || contains(e.name, "Device -> Device"));

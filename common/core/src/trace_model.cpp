@@ -45,7 +45,9 @@ bool on_cpu_lane(const Event& e) {
     case Kind::UserAnnotation:
     case Kind::Runtime:
     case Kind::Driver: return true;
-    case Kind::Other: return !device_side_other(e);
+    // Not Python's own frames (with_stack): the call tree is the ops' and the annotations', as
+    // Python's table builds it; the frames are the ops' stacks (table.hpp, group_by_stack_n).
+    case Kind::Other: return !device_side_other(e) && e.category != "python_function";
     default: return false;
   }
 }

@@ -5,6 +5,10 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "lessons_detail.hpp"
 #include "workbook/rules.hpp"
@@ -110,8 +114,115 @@ std::string measure_kernel_gaps(const View& v, const FactOptions&, Fact& f) {
                                        "event (Activity Buffer Request) or one-time work in that step");
 }
 
+// ---- any trace (inspect, general rules): where a CPU step's time goes, by kind of work -------
+namespace {
+// A step's CPU time split by what ran: each outermost op of a compute class (rules.hpp:
+// classify_op) counts whole (its children run inside it); views, allocation and the self time of
+// wrapper ops are the framework's dispatch; time in no op at all is the calling code's (Python
+// or C++ between the ops, the annotations, the profiler).
+struct ClassTimes {
+  std::map<OpClass, double> compute;  // ns per class
+  double framework = 0, outside = 0, other = 0, total = 0;
+  std::map<std::string, double> other_ops;  // ops with no class and no children, by name
+};
+
+void attribute(const TraceModel& m, EventIdx i, ClassTimes& t) {
+  const Event& e = m.at(i);
+  const double dur = static_cast<double>(e.dur_ns);
+  if (e.kind == Kind::CpuOp) {
+    const OpClass c = classify_op(e.name);
+    if (is_compute(c)) {
+      t.compute[c] += dur;
+      return;
+    }
+    if (m.children(i).empty()) {
+      (c == OpClass::Other ? t.other_ops[e.name] : t.framework) += dur;
+      if (c == OpClass::Other) t.other += dur;
+      return;
+    }
+  }
+  double children = 0;
+  for (EventIdx c : m.children(i)) {
+    attribute(m, c, t);
+    children += static_cast<double>(m.at(c).dur_ns);
+  }
+  (e.kind == Kind::CpuOp ? t.framework : t.outside) += std::max(0.0, dur - children);
+}
+
+std::string share_list(const ClassTimes& t) {
+  std::vector<std::pair<double, std::string>> parts;
+  for (const auto& [c, ns] : t.compute) parts.push_back({ns, std::string(op_class_name(c))});
+  std::sort(parts.rbegin(), parts.rend());
+  std::string out;
+  for (const auto& [ns, name] : parts)
+    out += fmt::format("{}{} {:.1f}%", out.empty() ? "" : ", ", name, 100 * ns / t.total);
+  return out.empty() ? "no compute op" : out;
+}
+
+// The ranges split: the annotation asked for (your_model's, --annotation), else the steps.
+std::vector<EventIdx> ranges_of(const View& v, const FactOptions& o, std::string& what) {
+  std::vector<EventIdx> ranges = o.annotation.empty() ? std::vector<EventIdx>{} : v.annotations(o.annotation);
+  what = "'" + o.annotation + "'";
+  if (!ranges.empty()) return ranges;
+  what = "the steps";
+  for (const StepWindow& w : v.m.steps()) ranges.push_back(w.event);
+  return ranges;
+}
+
+std::string measure_cpu_classes(const View& v, const FactOptions& o, Fact& f) {
+  const TraceModel& m = v.m;
+  if (v.gpu)
+    return "GPU trace: an op's CPU time there is dispatch and launch, not its arithmetic (overhead_bound "
+           "compares the two sides)";
+  ClassTimes t;
+  std::string what;
+  const std::vector<EventIdx> ranges = ranges_of(v, o, what);
+  for (EventIdx r : ranges) {
+    t.total += static_cast<double>(m.at(r).dur_ns);
+    attribute(m, r, t);
+  }
+  if (t.total <= 0) return "no ProfilerStep or annotation with a duration: nothing to split";
+  f.data["range"] = what;
+  f.pattern.text = "compute-bound on the CPU: the time outside compute ops < 2% of " + what;
+  f.pattern.why =
+      "on a CPU the arithmetic runs inside the compute ops; the rest is dispatch, allocation and "
+      "the calling code";
+  json classes = json::object();
+  for (const auto& [c, ns] : t.compute)
+    classes[std::string(op_class_name(c))] = {{"share", r3(ns / t.total)},
+                                              {"recognized_by", op_class_rule(c)}};
+  const double overhead = (t.framework + t.outside) / t.total;
+  f.data["steps"] = ranges.size();
+  f.data["classes"] = classes;
+  f.data["overhead_share"] = r3(overhead);
+  f.data["framework_share"] = r3(t.framework / t.total);
+  f.data["outside_ops_share"] = r3(t.outside / t.total);
+  f.data["other_ops_share"] = r3(t.other / t.total);
+  f.value = fmt::format(
+      "compute ops {} of {}; not in a compute op {:.1f}% (dispatch, views and allocation "
+      "{:.1f}%, between ops {:.1f}%); other ops {:.1f}%",
+      share_list(t), what, 100 * overhead, 100 * t.framework / t.total, 100 * t.outside / t.total,
+      100 * t.other / t.total);
+  f.detail =
+      "how each kind of work is recognized (by the aten op's name; an op counts whole, with its children):\n";
+  for (const auto& [c, ns] : t.compute)
+    f.detail += fmt::format("  {:<13} {}\n", op_class_name(c), op_class_rule(c));
+  std::vector<std::pair<double, std::string>> others;
+  for (const auto& [name, ns] : t.other_ops) others.push_back({ns, name});
+  std::sort(others.rbegin(), others.rend());
+  for (size_t i = 0; i < others.size() && i < 3; ++i)
+    add_evidence(f, fmt::format("op with no class: {} {:.1f}% of {}", others[i].second,
+                                100 * others[i].first / t.total, what));
+  return measured(f, overhead < 0.02
+                         ? "the arithmetic is the step: the run is compute-bound"
+                         : "a visible share of the step runs no compute op: dispatch, allocation and "
+                           "the code between the ops; bigger work per op amortizes it");
+}
+}  // namespace
+
 // ---- CPU edition: where a step's time goes --------------------------------------------------
 std::string measure_cpu_shares(const View& v, const FactOptions& o, Fact& f) {
+  if (o.general) return measure_cpu_classes(v, o, f);
   const TraceModel& m = v.m;
   std::vector<double> gemm, add, rest, gemm_us;
   for (EventIdx a : v.annotations(o.annotation)) {

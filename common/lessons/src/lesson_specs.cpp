@@ -341,7 +341,35 @@ std::vector<std::string> user_annotations(const TraceModel& m) {
   return names;
 }
 
+bool is_chapter_trace(const TraceModel& m) {
+  // The annotations the chapters profile under (chapter.cpp's harness, variants.cpp).
+  static const std::vector<std::string> kChapterAnnotations = {"matmul_add", "linear_fwd", "mlp_fwd"};
+  const auto names = user_annotations(m);
+  return !names.empty() && std::all_of(names.begin(), names.end(), [](const std::string& n) {
+    return std::find(kChapterAnnotations.begin(), kChapterAnnotations.end(), n) != kChapterAnnotations.end();
+  });
+}
+
 namespace {
+// The annotation a trace that is not a chapter's is about: of the top-level annotations inside
+// the steps, the one that takes the most time (a training step's "train_step", or of "forward",
+// "backward" and "optimizer" the longest). The others are listed in the facts' evidence.
+std::string main_annotation(const TraceModel& m, const std::vector<std::string>& names) {
+  std::string best;
+  int64_t best_ns = -1;
+  for (const auto& n : names) {
+    int64_t ns = 0;
+    for (EventIdx i : m.find(n))
+      if (m.at(i).kind == Kind::UserAnnotation) ns += m.at(i).dur_ns;
+    if (ns > best_ns) best = n, best_ns = ns;
+  }
+  return best;
+}
+
+// Facts about one chapter's workload, which say nothing about other code: chapter 07's gelu + mul
+// traffic and chapter 03's comparison with its 2-D run.
+bool chapter_only(std::string_view fact) { return fact == "pointwise_traffic" || fact == "batch_chain"; }
+
 // inspect only (chapter verdicts stay as recorded): a failed pattern whose other conditions this
 // trace cannot judge -- they describe Hopper GPUs, or need a GPU -- says so, so that a "no" on
 // another device reads as "not this device", not as "not there".
@@ -364,23 +392,65 @@ void note_device_scope(Fact& f, const Trace& trace, bool gpu, bool hopper) {
 }
 }  // namespace
 
-LessonsReport inspect_trace(const TraceModel& m, const FactOptions& o) {
-  LessonsReport r = header(m, o);
-  r.kind = "inspect";
-  r.title = "Cheatsheet patterns found in the trace";
-  const lessons_detail::View view(m);  // once, for every fact
-  std::vector<std::string> annotations;
-  if (o.annotation.empty()) annotations = user_annotations(m);
-  const bool gpu = m.trace().has_device_activity(), hopper = is_hopper(m.trace());  // once
-  // Every fact to measure, in report order: (fact, options, the annotation it is judged for).
-  struct Task {
-    const lessons_detail::ViewFact* fi;
-    FactOptions opts;
-    const std::string* annotation;  // per-annotation facts only
-    bool no_annotation;             // a per-annotation fact with no annotation to look into
+namespace {
+// A "yes" on a trace that is not a chapter's must stand out of the noise. The chapters know their
+// workload and tune their margins on the reference machines; on any other trace a ratio of two
+// microsecond-sized times over two or three samples says nothing. These rules ask for enough
+// samples and an absolute difference before a ratio counts; a pattern that holds only on less is
+// not judged ("not enough evidence"), rather than reported as found.
+constexpr double kMinExcessUs = 10;       // a step or gap this much longer than the median, at least
+constexpr double kMinKernelExcessUs = 2;  // a kernel this much slower than its median, at least
+constexpr size_t kMinSamples = 3;         // steps, gaps or kernel runs to compare
+
+std::string too_noisy(const Fact& f) {
+  const auto& d = f.data;
+  auto num = [&](const char* key) {
+    return d.contains(key) && d[key].is_number() ? d[key].get<double>() : 0.0;
   };
-  std::vector<Task> tasks;
+  if (f.id == "step_widths") {
+    const size_t n = d.contains("steps") ? d["steps"].size() : 0;
+    if (n < kMinSamples) return fmt::format("{} steps: too few to tell a cold step from noise", n);
+    if (num("first_us") - num("median_rest_us") < kMinExcessUs)
+      return fmt::format("the first step is less than {} us wider than the others: noise", kMinExcessUs);
+  } else if (f.id == "dead_window") {
+    const size_t n = d.contains("gaps") ? d["gaps"].size() : 0;
+    if (n < kMinSamples) return fmt::format("{} annotations: too few to tell one-time setup from noise", n);
+    if (num("first_gap_us") - num("median_later_gap_us") < kMinExcessUs)
+      return fmt::format("the first gap is less than {} us longer than the others: noise", kMinExcessUs);
+  } else if (f.id == "kernel_durations" && d.contains("kernels")) {
+    for (const auto& k : d["kernels"])
+      for (const auto& o : k["outliers"])
+        if (k["count"].get<size_t>() >= kMinSamples &&
+            o["dur_us"].get<double>() - k["median_us"].get<double>() >= kMinKernelExcessUs)
+          return "";
+    return fmt::format(
+        "every outlier is of a kernel run fewer than {} times or less than {} us over its median",
+        kMinSamples, kMinKernelExcessUs);
+  }
+  return "";
+}
+
+void guard_noise(Fact& f) {
+  if (f.status != Status::Pass) return;
+  const std::string why = too_noisy(f);
+  if (why.empty()) return;
+  f.status = Status::NotApplicable;
+  f.verdict = "not enough evidence: " + why + " (the pattern's ratio alone would have said yes)";
+}
+
+// One fact inspect measures: its options and the annotation it is judged for.
+struct InspectTask {
+  const lessons_detail::ViewFact* fi;
+  FactOptions opts;
+  const std::string* annotation;  // per-annotation facts only
+  bool no_annotation;             // a per-annotation fact with no annotation to look into
+};
+
+// Every fact to measure, in report order.
+std::vector<InspectTask> inspect_tasks(const FactOptions& o, const std::vector<std::string>& annotations) {
+  std::vector<InspectTask> tasks;
   for (const auto& fi : lessons_detail::view_facts()) {
+    if (o.general && chapter_only(fi.id)) continue;
     const bool per_annotation = fi.id == "dead_window" || fi.id == "dispatch_chain";
     if (!per_annotation || !o.annotation.empty()) {
       tasks.push_back({&fi, o, nullptr, false});
@@ -393,8 +463,13 @@ LessonsReport inspect_trace(const TraceModel& m, const FactOptions& o) {
       }
     }
   }
-  // The facts only read the trace, so on a big one two threads share them (the overhead-bound
-  // fact's key_averages alone is ~0.1 s of a 100 MB trace); the report keeps the order above.
+  return tasks;
+}
+
+// The facts only read the trace, so on a big one two threads share them (the overhead-bound
+// fact's key_averages alone is ~0.1 s of a 100 MB trace); the results keep the tasks' order.
+std::vector<Fact> measure_tasks(const TraceModel& m, const std::vector<InspectTask>& tasks) {
+  const lessons_detail::View view(m);  // once, for every fact
   std::vector<Fact> measured(tasks.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
@@ -409,6 +484,28 @@ LessonsReport inspect_trace(const TraceModel& m, const FactOptions& o) {
   } else {
     work();
   }
+  return measured;
+}
+}  // namespace
+
+LessonsReport inspect_trace(const TraceModel& m, const FactOptions& o) {
+  LessonsReport r = header(m, o);
+  r.kind = "inspect";
+  FactOptions opts = o;
+  opts.general = o.general || !is_chapter_trace(m);
+  r.title = opts.general
+                ? "General patterns found in the trace (not a chapter's: the chapters' own rules left out)"
+                : "Cheatsheet patterns found in the trace";
+  std::vector<std::string> annotations, others;
+  if (o.annotation.empty()) annotations = user_annotations(m);
+  if (opts.general && annotations.size() > 1) {  // judge the main one
+    others = annotations;
+    annotations = {main_annotation(m, annotations)};
+    others.erase(std::find(others.begin(), others.end(), annotations.front()));
+  }
+  const std::vector<InspectTask> tasks = inspect_tasks(opts, annotations);
+  std::vector<Fact> measured = measure_tasks(m, tasks);
+  const bool gpu = m.trace().has_device_activity(), hopper = is_hopper(m.trace());  // once
   for (size_t i = 0; i < tasks.size(); ++i) {
     Fact f = std::move(measured[i]);
     if (tasks[i].no_annotation) {  // the fact says there is no annotation to look into
@@ -418,7 +515,12 @@ LessonsReport inspect_trace(const TraceModel& m, const FactOptions& o) {
           "wrap the code to study in one, or name one with --annotation";
     } else if (tasks[i].annotation) {
       f.title += fmt::format(" ('{}')", *tasks[i].annotation);
+      if (!others.empty())
+        lessons_detail::add_evidence(
+            f, fmt::format("'{}' is the longest top-level annotation; the others: {}", *tasks[i].annotation,
+                           lessons_detail::join(others, ", ", "")));
     }
+    if (opts.general) guard_noise(f);
     note_device_scope(f, m.trace(), gpu, hopper);
     r.facts.push_back(std::move(f));
   }

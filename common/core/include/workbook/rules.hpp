@@ -35,6 +35,44 @@ bool is_gemm_op(std::string_view op);
 // permute, unsqueeze, squeeze, slice, select, alias, _reshape_alias, detach.
 bool is_view_op(std::string_view op);
 
+// What an aten op computes, by its name (the "aten::" prefix; other namespaces are Other), for
+// "where does a step's CPU time go". Each class is recognized by the rule op_class_rule() says:
+//   gemm           is_gemm_op: mm, bmm, addmm, baddbmm, addbmm, addmv, mv, dot, _scaled_mm
+//   convolution    the name holds "conv" (conv2d, convolution, mkldnn_convolution,
+//                  convolution_backward, conv_transpose2d, slow_conv2d_forward, ...)
+//   attention      the name holds "attention" (scaled_dot_product_attention, _flash_attention_*, ...)
+//   normalization  the name holds batch_norm, layer_norm, group_norm, instance_norm or rms_norm
+//   pooling        the name holds "pool" (max_pool2d, adaptive_avg_pool2d, *_backward, ...)
+//   reduction      sum, mean, amax/amin/max/min, argmax/argmin, prod, var/std, norm, logsumexp,
+//                  (log_)softmax and their backward, the losses (nll_loss*, mse_loss, ...), cumsum, topk,
+//                  sort
+//   elementwise    arithmetic and activations one element at a time: add/sub/mul/div, relu,
+//                  gelu, silu, sigmoid, tanh, exp, ..., their _backward forms, fill_/zero_, the
+//                  optimizers' addcmul_/addcdiv_/lerp_, and every _foreach_* op
+//   copy           data movement: copy_, to/_to_copy, clone, contiguous, cat, stack, index*,
+//                  gather, scatter*, embedding*, repeat, flip, pad
+//   view           is_view_op (metadata only)
+//   allocation     empty, empty_like, empty_strided, new_empty*, resize_
+//   other          anything else (a wrapper such as aten::linear, or an op with no rule)
+enum class OpClass {
+  Gemm,
+  Convolution,
+  Attention,
+  Normalization,
+  Pooling,
+  Reduction,
+  Elementwise,
+  Copy,
+  View,
+  Allocation,
+  Other
+};
+OpClass classify_op(std::string_view op);
+std::string_view op_class_name(OpClass c);  // "gemm", "convolution", ...
+std::string_view op_class_rule(OpClass c);  // how the class is recognized, in one line
+// Compute and data movement: every class but view, allocation and other.
+bool is_compute(OpClass c);
+
 // A copy from device memory to device memory ("Memcpy DtoD (Device -> Device)").
 bool is_dtod(const Event& memcpy);
 

@@ -104,6 +104,11 @@ struct FactOptions {
   const TraceModel* reference = nullptr;
   std::string reference_label = "reference";
   std::string reference_file;  // where the reference trace is saved, next to trace.json ("": none)
+  // Judge by the general rules only: a trace that is not a chapter's (inspect_trace decides,
+  // see is_chapter_trace). The chapters' own facts (gelu + mul traffic, the 2-D reference run)
+  // are left out, and the CPU split counts every kind of compute op (rules.hpp: classify_op),
+  // not the chapters' GEMM + add.
+  bool general = false;
 };
 
 // ---- the facts (each applies its default pattern) -------------------------------------
@@ -172,6 +177,11 @@ LessonsReport check_lessons(const TraceModel& m, const LessonSpec& spec, const F
 // user_annotations(). A failed pattern with conditions that this trace's device cannot judge
 // (Hopper-only, GPU-only) says so in its verdict.
 LessonsReport inspect_trace(const TraceModel& m, const FactOptions& o);
+
+// A trace of one of the chapters' workloads: every user annotation at the top of its steps is
+// one the chapters use (matmul_add, linear_fwd, mlp_fwd). inspect judges such a trace by every
+// rule, as the chapters do; any other trace by the general rules only (FactOptions::general).
+bool is_chapter_trace(const TraceModel& m);
 
 // The user's annotations: names of record_function ranges at the top level inside the
 // ProfilerSteps (their parent is a step; a trace without steps: top-level ranges), in order of
