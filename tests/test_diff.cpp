@@ -7,7 +7,9 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <string>
 
@@ -161,4 +163,37 @@ TEST_CASE("diff: the command line, its exit codes and bad input", "[tools][cpu][
   CHECK(proc::run(proc::bin("diff"), {a}, 60).code == 2);
   CHECK(proc::run(proc::bin("diff"), {a, b, "--format", "yaml"}, 60).code == 2);
   fs::remove_all(dir);
+}
+
+// ---- issue 25: a bigger batch keeps every name and count and doubles the time ---------------
+TEST_CASE("diff: batch 32 vs 64 of an MLP shows the largest time changes by default", "[tools][cpu][diff]") {
+  // tests/data/python/cpu_mlp_b{32,64}.json.gz (make_user_fixtures.py): the same training step,
+  // twice the rows. Names and counts are the same; the GEMMs' time is what changed.
+  const fs::path data = fs::path(WORKBOOK_ROOT) / "tests/data/python";
+  const wb::Trace a = wb::read_trace(data / "cpu_mlp_b32.json.gz"),
+                  b = wb::read_trace(data / "cpu_mlp_b64.json.gz");
+  const wb::TraceModel ma(a), mb(b);
+  const wb::TraceDiff d = wb::diff_traces(ma, mb);
+  REQUIRE_FALSE(d.op_time_changes.empty());
+  CHECK(d.op_time_changes.size() <= 5);
+  // Largest first, every one on both sides, and the top one is a GEMM op that got slower.
+  for (size_t i = 1; i < d.op_time_changes.size(); ++i)
+    CHECK(std::fabs(d.op_time_changes[i - 1].b_us_per_step - d.op_time_changes[i - 1].a_us_per_step) >=
+          std::fabs(d.op_time_changes[i].b_us_per_step - d.op_time_changes[i].a_us_per_step));
+  for (const auto& r : d.op_time_changes) CHECK((r.a_per_step > 0 && r.b_per_step > 0));
+  const wb::DiffRow* gemm = nullptr;
+  for (const auto& r : d.op_time_changes)
+    if (!gemm && (r.name == "aten::addmm" || r.name == "aten::mm")) gemm = &r;
+  REQUIRE(gemm);
+  CHECK(gemm->b_us_per_step > gemm->a_us_per_step);
+  // The default text shows them (before, only --all did, and it ended "0 changes").
+  const std::string text = wb::render_diff(d, wb::Format::Text);
+  CHECK_THAT(text, ContainsSubstring("largest time changes per step"));
+  CHECK_THAT(text, ContainsSubstring(d.op_time_changes.front().name));
+  CHECK_THAT(text, ContainsSubstring("in names or counts"));
+  CHECK_THAT(wb::render_diff(d, wb::Format::Json), ContainsSubstring("\"time_changes\""));
+  // A trace against itself: no time changes either.
+  const wb::TraceDiff same = wb::diff_traces(ma, ma);
+  CHECK(same.op_time_changes.empty());
+  CHECK(wb::render_diff(same, wb::Format::Text).find("largest time changes") == std::string::npos);
 }

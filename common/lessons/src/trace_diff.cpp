@@ -166,6 +166,18 @@ std::vector<DiffRow> compare(const Tallies& a, int a_steps, const Tallies& b, in
   return rows;
 }
 
+// The rows on both sides with the largest change of time per step (|B - A|, then by name).
+std::vector<DiffRow> largest_time_changes(const std::vector<DiffRow>& rows, int n) {
+  std::vector<DiffRow> both;
+  for (const auto& r : rows)
+    if (r.a_per_step > 0 && r.b_per_step > 0 && r.a_us_per_step != r.b_us_per_step) both.push_back(r);
+  std::stable_sort(both.begin(), both.end(), [](const DiffRow& x, const DiffRow& y) {
+    return std::fabs(x.b_us_per_step - x.a_us_per_step) > std::fabs(y.b_us_per_step - y.a_us_per_step);
+  });
+  if (both.size() > static_cast<size_t>(std::max(0, n))) both.resize(static_cast<size_t>(std::max(0, n)));
+  return both;
+}
+
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -206,6 +218,8 @@ TraceDiff diff_traces(const TraceModel& a, const TraceModel& b, const DiffOption
   d.ops = compare(ca.ops, ca.steps, cb.ops, cb.steps, false, o);
   d.kernels = compare(ca.kernels, ca.steps, cb.kernels, cb.steps, true, o);
   d.launches = compare(ca.launches, ca.steps, cb.launches, cb.steps, false, o);
+  d.op_time_changes = largest_time_changes(d.ops, o.time_changes);
+  d.kernel_time_changes = largest_time_changes(d.kernels, o.time_changes);
   // Kernel renames: a kernel only in A and one only in B, of the same class (not "other"),
   // paired in order of time.
   std::vector<const DiffRow*> gone, fresh;
@@ -227,89 +241,97 @@ TraceDiff diff_traces(const TraceModel& a, const TraceModel& b, const DiffOption
   return d;
 }
 
-std::string render_diff(const TraceDiff& d, Format f, bool show_same) {
-  if (f == Format::Json) {
-    nlohmann::json j;
-    auto side = [](const TraceSide& s) {
-      nlohmann::json steps = nlohmann::json::array();
-      for (const auto& st : s.steps)
-        steps.push_back({{"step", st.number}, {"cpu_us", st.cpu_us}, {"gpu_us", st.gpu_us}});
-      return nlohmann::json{{"source", s.source},
-                            {"cpu_us_per_step", s.cpu_us_per_step},
-                            {"gpu_us_per_step", s.gpu_us_per_step},
-                            {"steps", steps}};
-    };
-    j["a"] = side(d.a);
-    j["b"] = side(d.b);
-    for (const auto& [key, rows] : {std::pair<const char*, const std::vector<DiffRow>*>{"ops", &d.ops},
-                                    {"kernels", &d.kernels},
-                                    {"launches", &d.launches}}) {
-      j[key] = nlohmann::json::array();
-      for (const auto& r : *rows) {
-        nlohmann::json x = {{"name", r.name},
-                            {"change", diff_kind_name(r.kind)},
-                            {"a_per_step", r.a_per_step},
-                            {"b_per_step", r.b_per_step},
-                            {"a_us_per_step", r.a_us_per_step},
-                            {"b_us_per_step", r.b_us_per_step}};
-        if (!r.kernel_class.empty()) x["class"] = r.kernel_class;
-        j[key].push_back(x);
-      }
-    }
-    j["renamed_kernels"] = nlohmann::json::array();
-    for (const auto& r : d.renamed)
-      j["renamed_kernels"].push_back({{"class", r.kernel_class},
-                                      {"a", r.a_name},
-                                      {"b", r.b_name},
-                                      {"a_us_per_step", r.a_us_per_step},
-                                      {"b_us_per_step", r.b_us_per_step}});
-    j["changes"] = d.changes();
-    return j.dump(1) + "\n";
-  }
-  std::ostringstream out;
-  out << "A: " << d.a.source << " (" << d.a.steps.size() << " step" << (d.a.steps.size() == 1 ? "" : "s")
-      << ")\n"
-      << "B: " << d.b.source << " (" << d.b.steps.size() << " step" << (d.b.steps.size() == 1 ? "" : "s")
-      << ")\n\n";
-  out << "per step (mean)            A            B        B - A\n";
-  auto line = [&](const char* what, double a, double b) {
-    out << pad(what, 18) << fmt("%10.1f us", a) << fmt("%10.1f us", b) << fmt("%+10.1f us", b - a)
-        << (a > 0 ? fmt("  (%+.0f%%)", (b - a) * 100 / a) : "") << "\n";
+namespace {
+
+nlohmann::json row_json(const DiffRow& r) {
+  nlohmann::json x = {{"name", r.name},
+                      {"change", diff_kind_name(r.kind)},
+                      {"a_per_step", r.a_per_step},
+                      {"b_per_step", r.b_per_step},
+                      {"a_us_per_step", r.a_us_per_step},
+                      {"b_us_per_step", r.b_us_per_step}};
+  if (!r.kernel_class.empty()) x["class"] = r.kernel_class;
+  return x;
+}
+
+std::string render_json(const TraceDiff& d) {
+  nlohmann::json j;
+  auto side = [](const TraceSide& s) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (const auto& st : s.steps)
+      steps.push_back({{"step", st.number}, {"cpu_us", st.cpu_us}, {"gpu_us", st.gpu_us}});
+    return nlohmann::json{{"source", s.source},
+                          {"cpu_us_per_step", s.cpu_us_per_step},
+                          {"gpu_us_per_step", s.gpu_us_per_step},
+                          {"steps", steps}};
   };
-  line("CPU (step width)", d.a.cpu_us_per_step, d.b.cpu_us_per_step);
-  line("GPU (device work)", d.a.gpu_us_per_step, d.b.gpu_us_per_step);
-  auto section = [&](const char* title, const std::vector<DiffRow>& rows, const char* time_label) {
-    int shown = 0;
-    for (const auto& r : rows) shown += show_same || r.kind != DiffKind::Same;
-    out << "\n" << title << ": ";
-    if (shown == 0) {
-      out << "the same names, the same counts per step\n";
-      return;
-    }
-    out << "calls per step A -> B, " << time_label << " per step A -> B\n";
+  j["a"] = side(d.a);
+  j["b"] = side(d.b);
+  auto rows = [](const std::vector<DiffRow>& rs) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : rs) out.push_back(row_json(r));
+    return out;
+  };
+  j["ops"] = rows(d.ops);
+  j["kernels"] = rows(d.kernels);
+  j["launches"] = rows(d.launches);
+  j["renamed_kernels"] = nlohmann::json::array();
+  for (const auto& r : d.renamed)
+    j["renamed_kernels"].push_back({{"class", r.kernel_class},
+                                    {"a", r.a_name},
+                                    {"b", r.b_name},
+                                    {"a_us_per_step", r.a_us_per_step},
+                                    {"b_us_per_step", r.b_us_per_step}});
+  j["time_changes"] = {{"ops", rows(d.op_time_changes)}, {"kernels", rows(d.kernel_time_changes)}};
+  j["changes"] = d.changes();
+  return j.dump(1) + "\n";
+}
+
+std::string time_text(double us) {
+  return std::fabs(us) >= 1000 ? fmt("%.2f ms", us / 1000) : fmt("%.1f us", us);
+}
+
+// The names whose time per step moved most (both sides have them), largest first.
+void time_changes_text(std::ostringstream& out, const TraceDiff& d) {
+  if (d.op_time_changes.empty() && d.kernel_time_changes.empty()) return;
+  out << "\nlargest time changes per step (names on both sides), A -> B:\n";
+  auto list = [&](const char* what, const std::vector<DiffRow>& rows) {
     for (const auto& r : rows) {
-      if (!show_same && r.kind == DiffKind::Same) continue;
-      const char* mark = r.kind == DiffKind::Removed   ? "-"
-                         : r.kind == DiffKind::Added   ? "+"
-                         : r.kind == DiffKind::Changed ? "~"
-                                                       : "=";
-      out << "  " << mark << " " << pad(std::string(diff_kind_name(r.kind)), 8) << " "
-          << count_text(r.a_per_step) << " -> " << count_text(r.b_per_step) << "   "
-          << fmt("%.1f", r.a_us_per_step) << " -> " << fmt("%.1f", r.b_us_per_step) << " us   " << r.name
-          << (r.kernel_class.empty() ? "" : " [" + r.kernel_class + "]") << "\n";
+      const double delta = r.b_us_per_step - r.a_us_per_step;
+      out << "  " << pad(what, 8) << pad(time_text(r.a_us_per_step) + " -> " + time_text(r.b_us_per_step), 22)
+          << pad((delta >= 0 ? "+" : "-") + time_text(std::fabs(delta)), 11)
+          << (r.a_us_per_step > 0 ? pad(fmt("(%+.0f%%)", delta * 100 / r.a_us_per_step), 8) : pad("", 8))
+          << r.name << (r.kernel_class.empty() ? "" : " [" + r.kernel_class + "]") << "\n";
     }
   };
-  section("ops (CPU)", d.ops, "CPU time");
-  section("kernels (GPU)", d.kernels, "GPU time");
-  section("launch calls (CUDA runtime/driver)", d.launches, "CPU time");
-  if (!d.renamed.empty()) {
-    out << "\nkernel names that changed (same name = same GPU work; a new name is different GPU work,\n"
-           "even for the same job: read its time again)\n";
-    for (const auto& r : d.renamed)
-      out << "  " << r.kernel_class << ": " << r.a_name << "\n    -> " << r.b_name << "\n"
-          << "    " << fmt("%.1f", r.a_us_per_step) << " -> " << fmt("%.1f", r.b_us_per_step)
-          << " us per step\n";
+  list("op", d.op_time_changes);
+  list("kernel", d.kernel_time_changes);
+}
+
+void section_text(std::ostringstream& out, const char* title, const std::vector<DiffRow>& rows,
+                  const char* time_label, bool show_same) {
+  int shown = 0;
+  for (const auto& r : rows) shown += show_same || r.kind != DiffKind::Same;
+  out << "\n" << title << ": ";
+  if (shown == 0) {
+    out << "the same names, the same counts per step\n";
+    return;
   }
+  out << "calls per step A -> B, " << time_label << " per step A -> B\n";
+  for (const auto& r : rows) {
+    if (!show_same && r.kind == DiffKind::Same) continue;
+    const char* mark = r.kind == DiffKind::Removed   ? "-"
+                       : r.kind == DiffKind::Added   ? "+"
+                       : r.kind == DiffKind::Changed ? "~"
+                                                     : "=";
+    out << "  " << mark << " " << pad(std::string(diff_kind_name(r.kind)), 8) << " "
+        << count_text(r.a_per_step) << " -> " << count_text(r.b_per_step) << "   "
+        << fmt("%.1f", r.a_us_per_step) << " -> " << fmt("%.1f", r.b_us_per_step) << " us   " << r.name
+        << (r.kernel_class.empty() ? "" : " [" + r.kernel_class + "]") << "\n";
+  }
+}
+
+void steps_text(std::ostringstream& out, const TraceDiff& d) {
   const size_t n = std::max(d.a.steps.size(), d.b.steps.size());
   out << "\nsteps          A cpu us    B cpu us    A gpu us    B gpu us\n";
   const size_t kMaxRows = 12;
@@ -324,7 +346,37 @@ std::string render_diff(const TraceDiff& d, Format f, bool show_same) {
         << cell(d.a, false) << cell(d.b, false) << "\n";
   }
   if (n > kMaxRows) out << "(" << n - kMaxRows << " more steps; --format json lists them all)\n";
-  out << "\n" << d.changes() << " change" << (d.changes() == 1 ? "" : "s") << "\n";
+}
+}  // namespace
+
+std::string render_diff(const TraceDiff& d, Format f, bool show_same) {
+  if (f == Format::Json) return render_json(d);
+  std::ostringstream out;
+  out << "A: " << d.a.source << " (" << d.a.steps.size() << " step" << (d.a.steps.size() == 1 ? "" : "s")
+      << ")\n"
+      << "B: " << d.b.source << " (" << d.b.steps.size() << " step" << (d.b.steps.size() == 1 ? "" : "s")
+      << ")\n\n";
+  out << "per step (mean)            A            B        B - A\n";
+  auto line = [&](const char* what, double a, double b) {
+    out << pad(what, 18) << fmt("%10.1f us", a) << fmt("%10.1f us", b) << fmt("%+10.1f us", b - a)
+        << (a > 0 ? fmt("  (%+.0f%%)", (b - a) * 100 / a) : "") << "\n";
+  };
+  line("CPU (step width)", d.a.cpu_us_per_step, d.b.cpu_us_per_step);
+  line("GPU (device work)", d.a.gpu_us_per_step, d.b.gpu_us_per_step);
+  section_text(out, "ops (CPU)", d.ops, "CPU time", show_same);
+  section_text(out, "kernels (GPU)", d.kernels, "GPU time", show_same);
+  section_text(out, "launch calls (CUDA runtime/driver)", d.launches, "CPU time", show_same);
+  if (!d.renamed.empty()) {
+    out << "\nkernel names that changed (same name = same GPU work; a new name is different GPU work,\n"
+           "even for the same job: read its time again)\n";
+    for (const auto& r : d.renamed)
+      out << "  " << r.kernel_class << ": " << r.a_name << "\n    -> " << r.b_name << "\n"
+          << "    " << fmt("%.1f", r.a_us_per_step) << " -> " << fmt("%.1f", r.b_us_per_step)
+          << " us per step\n";
+  }
+  time_changes_text(out, d);
+  steps_text(out, d);
+  out << "\n" << d.changes() << " change" << (d.changes() == 1 ? "" : "s") << " in names or counts\n";
   return out.str();
 }
 

@@ -50,12 +50,17 @@ struct TraceDiff {
   TraceSide a, b;
   std::vector<DiffRow> ops, kernels, launches;  // every name seen on either side
   std::vector<KernelRename> renamed;
-  int changes() const;  // rows that are not Same, plus renames
+  // The names on both sides whose time per step moved most, largest |B - A| first (at most
+  // DiffOptions::time_changes each): a bigger batch keeps every name and count and doubles the
+  // time, which the rows above, about names and counts, do not show.
+  std::vector<DiffRow> op_time_changes, kernel_time_changes;
+  int changes() const;  // rows that are not Same, plus renames (names and counts, not times)
 };
 
 struct DiffOptions {
   // Counts per step differing by less than this are the same (0.5: a whole call).
   double count_tolerance = 0.5;
+  int time_changes = 5;  // rows in each "largest time changes" list
 };
 
 TraceDiff diff_traces(const TraceModel& a, const TraceModel& b, const DiffOptions& o = {});
