@@ -170,7 +170,9 @@ std::vector<DiffRow> compare(const Tallies& a, int a_steps, const Tallies& b, in
 std::vector<DiffRow> largest_time_changes(const std::vector<DiffRow>& rows, int n) {
   std::vector<DiffRow> both;
   for (const auto& r : rows)
-    if (r.a_per_step > 0 && r.b_per_step > 0 && r.a_us_per_step != r.b_us_per_step) both.push_back(r);
+    // A change the text would print as 0.0 us is no change.
+    if (r.a_per_step > 0 && r.b_per_step > 0 && std::fabs(r.b_us_per_step - r.a_us_per_step) >= 0.05)
+      both.push_back(r);
   std::stable_sort(both.begin(), both.end(), [](const DiffRow& x, const DiffRow& y) {
     return std::fabs(x.b_us_per_step - x.a_us_per_step) > std::fabs(y.b_us_per_step - y.a_us_per_step);
   });
