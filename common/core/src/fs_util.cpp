@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <zlib.h>
+
 namespace fs = std::filesystem;
 
 namespace wb {
@@ -53,6 +55,23 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
     ::unlink(tmpl.c_str());
     throw err;
   }
+}
+
+std::string gzip_compress(std::string_view data, int level) {
+  z_stream zs{};
+  // 16 + MAX_WBITS: a gzip header and trailer, so gunzip and Python's gzip module read it.
+  if (deflateInit2(&zs, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw std::runtime_error("gzip: zlib init failed");
+  std::string out(deflateBound(&zs, static_cast<uLong>(data.size())), '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  if (rc != Z_STREAM_END) throw std::runtime_error("gzip: deflate failed (" + std::to_string(rc) + ")");
+  return out;
 }
 
 void prepare_output_dir(const fs::path& dir) {

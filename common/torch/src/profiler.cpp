@@ -8,12 +8,16 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <fstream>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <unistd.h>
 
+#include "workbook/fs_util.hpp"
 #include "workbook/log.hpp"
 #include "workbook/rules.hpp"
 
@@ -38,8 +42,11 @@ void synchronize_device() {
 // ------------------------------------------------------------------ CycleResult
 struct CycleResult::Export {
   std::shared_ptr<tp::ProfilerResult> raw;
-  std::filesystem::path parked;  // set once written to a temp file before a later session
+  // Kineto's one serialization, in a temp file until save_chrome_trace moves it into place:
+  // written when a later session starts (see below) or by the first save.
+  std::filesystem::path parked;
   bool saved = false;
+  std::filesystem::path saved_path;
   ~Export() {
     std::error_code ec;
     if (!parked.empty()) std::filesystem::remove(parked, ec);
@@ -47,20 +54,35 @@ struct CycleResult::Export {
 };
 
 namespace {
+namespace fs = std::filesystem;
 std::mutex g_exports_mu;
 std::vector<std::weak_ptr<CycleResult::Export>> g_exports;  // results not yet saved
+
+// Kineto's ProfilerResult::save marks the result saved before it writes, so a write that fails
+// loses the trace. It therefore only ever writes into the temp folder (checked writable first),
+// and the trace moves from there. Callers hold g_exports_mu.
+void park(CycleResult::Export& e) {
+  if (!e.parked.empty()) return;
+  static int counter = 0;
+  const fs::path tmp_dir = fs::temp_directory_path();
+  prepare_output_dir(tmp_dir);  // throws, naming it, before Kineto consumes anything
+  const fs::path path =
+      tmp_dir / ("wb-trace-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".json");
+  e.raw->save(path.string());
+  std::error_code ec;
+  if (!fs::exists(path, ec) || fs::file_size(path, ec) == 0) {
+    fs::remove(path, ec);
+    throw std::runtime_error("Kineto wrote no trace to " + path.string());
+  }
+  e.parked = path;
+}
 
 // Before a new profiling session reuses Kineto's buffers, write out every unsaved result.
 void park_unsaved_results() {
   std::lock_guard<std::mutex> lock(g_exports_mu);
-  static int counter = 0;
   for (auto& w : g_exports) {
     auto e = w.lock();
-    if (!e || e->saved || !e->parked.empty() || !e->raw) continue;
-    auto path = std::filesystem::temp_directory_path() /
-                ("wb-trace-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".json");
-    e->raw->save(path.string());
-    e->parked = path;
+    if (e && !e->saved && e->raw) park(*e);
   }
   g_exports.erase(std::remove_if(g_exports.begin(), g_exports.end(),
                                  [](const auto& w) {
@@ -74,38 +96,117 @@ void register_export(const std::shared_ptr<CycleResult::Export>& e) {
   std::lock_guard<std::mutex> lock(g_exports_mu);
   g_exports.push_back(e);
 }
+
+// The folder a trace goes to: created when missing; when it cannot be, the error names it.
+fs::path output_folder(const fs::path& path) {
+  const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw std::runtime_error("cannot save the trace to " + path.string() + ": the folder " + dir.string() +
+                             " cannot be created (" + (ec ? ec.message() : "not a directory") +
+                             "); nothing was lost: save it to another path");
+  return dir;
+}
+
+// The parked trace into `tmp` (a file next to the destination): a rename when both are on one
+// file system, else a copy; `moved` says whether the parked file is now `tmp`.
+void stage_parked(const fs::path& parked, const fs::path& tmp, bool& moved) {
+  std::error_code ec;
+  moved = false;
+  fs::rename(parked, tmp, ec);
+  if (!ec) {
+    moved = true;
+    return;
+  }
+  ec.clear();
+  fs::copy_file(parked, tmp, fs::copy_options::overwrite_existing, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw std::runtime_error("cannot write the trace to " + tmp.string() + ": " + ec.message() +
+                             "; nothing was lost: save it to another path");
+  }
+}
+
+// A ".gz" destination, as Python's export_chrome_trace: the parked JSON gzipped into place.
+void write_gzipped(const fs::path& parked, const fs::path& path) {
+  std::ifstream in(parked, std::ios::binary);
+  std::ostringstream data;
+  data << in.rdbuf();
+  if (!in.good() && !in.eof()) throw std::runtime_error("cannot read the parked trace " + parked.string());
+  write_file_atomic(path, gzip_compress(data.str()));
+}
 }  // namespace
 
 void CycleResult::save_chrome_trace(const std::filesystem::path& path) {
-  namespace fs = std::filesystem;
-  if (!export_ || !export_->raw) throw std::logic_error("no profiler result to save");
+  if (!export_ || !export_->raw)
+    throw NoProfileResult("save_chrome_trace(" + path.string() +
+                          "): this CycleResult holds no profile (default-constructed or moved from)");
   if (export_->saved)
-    throw std::logic_error("Kineto serializes a profiler result only once: " + path.string());
-  fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  fs::path tmp = dir / ("." + path.filename().string() + ".partial-" + std::to_string(::getpid()));
-  std::error_code ec;
-  if (!export_->parked.empty()) {
-    fs::rename(export_->parked, tmp, ec);  // same file system: a move
-    if (ec) {                              // another one (e.g. /tmp is tmpfs): copy
-      ec.clear();
-      fs::copy_file(export_->parked, tmp, fs::copy_options::overwrite_existing, ec);
-      if (ec) throw std::runtime_error("cannot copy the trace to " + tmp.string() + ": " + ec.message());
-      fs::remove(export_->parked, ec);
-    }
-    export_->parked.clear();
+    throw std::logic_error("save_chrome_trace(" + path.string() + "): this result was already saved to " +
+                           export_->saved_path.string() +
+                           " (Kineto serializes a result once: copy that file instead)");
+  const fs::path dir = output_folder(path);  // before anything is consumed
+  {
+    std::lock_guard<std::mutex> lock(g_exports_mu);
+    park(*export_);
+  }
+  if (path.extension() == ".gz") {
+    write_gzipped(export_->parked, path);  // throws before anything is removed
   } else {
-    export_->raw->save(tmp.string());
+    const fs::path tmp = dir / ("." + path.filename().string() + ".partial-" + std::to_string(::getpid()));
+    bool moved = false;
+    stage_parked(export_->parked, tmp, moved);
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) {
+      std::error_code ignored;
+      if (moved) fs::rename(tmp, export_->parked, ignored);  // the same file system: back it goes
+      fs::remove(tmp, ignored);
+      throw std::runtime_error("cannot move the trace into place at " + path.string() + ": " + ec.message() +
+                               "; nothing was lost: save it to another path");
+    }
+    if (moved) export_->parked.clear();
   }
-  if (!fs::exists(tmp, ec) || fs::file_size(tmp, ec) == 0) {
-    fs::remove(tmp, ec);
-    throw std::runtime_error("Kineto wrote no trace to " + tmp.string());
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw std::runtime_error("cannot move the trace into place at " + path.string() + ": " + ec.message());
-  }
+  std::error_code ec;
+  if (!export_->parked.empty()) fs::remove(export_->parked, ec);
+  export_->parked.clear();
   export_->saved = true;
+  export_->saved_path = path;
+}
+
+std::filesystem::path CycleResult::saved_path() const {
+  return export_ ? export_->saved_path : std::filesystem::path();
+}
+
+size_t CycleResults::checked(size_t i) const {
+  if (i < size()) return i;
+  if (empty())
+    throw NoProfileResult("wb::Profiler has no result: " +
+                          (why_empty_.empty()
+                               ? std::string("no profiling cycle has completed yet (a result exists "
+                                             "once a cycle's last active step ends, or at stop())")
+                               : why_empty_));
+  throw NoProfileResult("wb::Profiler result " + std::to_string(i) +
+                        " does not exist: " + std::to_string(size()) + " cycle(s) completed (0 .. " +
+                        std::to_string(size() - 1) + ")");
+}
+
+std::function<void(CycleResult&)> tensorboard_trace_handler(const std::filesystem::path& dir,
+                                                            std::string worker_name, bool use_gzip) {
+  if (worker_name.empty()) {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    worker_name = std::string(host) + "_" + std::to_string(::getpid());
+  }
+  return [dir, worker_name, use_gzip](CycleResult& r) {
+    // Python: f"{worker_name}.{time.time_ns()}.pt.trace.json" (+ ".gz").
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+    r.save_chrome_trace(
+        dir / (worker_name + "." + std::to_string(ns) + ".pt.trace.json" + (use_gzip ? ".gz" : "")));
+  };
 }
 
 const Trace& CycleResult::trace() const {
@@ -133,6 +234,7 @@ void Profiler::start() {
   if (running_) throw std::logic_error("Profiler::start called twice");
   running_ = true;
   step_num_ = 0;
+  results_.why_empty_.clear();
   action_ = opts_.schedule(step_num_);
   apply(transition(ProfilerAction::None, action_), ProfilerAction::None, action_);
   open_step_scope();
@@ -153,6 +255,21 @@ void Profiler::stop() {
   close_step_scope();
   apply(transition_on_exit(action_), action_, ProfilerAction::None);
   running_ = false;
+  if (results_.empty()) {  // Python raises when asked to export; say it here, where it happened
+    results_.why_empty_ = why_no_result();
+    log::warn(results_.why_empty_);
+  }
+}
+
+std::string Profiler::why_no_result() const {
+  const Schedule& s = opts_.schedule;
+  const int first_record = s.first_cycle_steps() - s.active;  // the first RECORD step
+  const int calls = step_num_;
+  return "no profiling cycle completed, so there is no result: the loop called step() " +
+         std::to_string(calls) + " time" + (calls == 1 ? "" : "s") + ", and the schedule (" + s.str() +
+         ") records from step " + std::to_string(first_record) + " on: step() must be called at least " +
+         std::to_string(first_record) + " times for a result and " + std::to_string(s.first_cycle_steps()) +
+         " times for a whole cycle; run more steps or shorten the schedule";
 }
 
 void Profiler::apply(const Transition& t, ProfilerAction prev, ProfilerAction next) {
@@ -178,10 +295,14 @@ void Profiler::apply(const Transition& t, ProfilerAction prev, ProfilerAction ne
 
 namespace {
 ti::ProfilerConfig make_config(const ProfilerOptions& o) {
+  // with_stack as Python's with_stack=True plus _ExperimentalConfig(verbose=True): verbose is
+  // what makes Kineto keep each op's stack on its event (and write it as the trace's "Call stack").
+  ti::ExperimentalConfig experimental;
+  experimental.verbose = o.with_stack;
   // Python: record_shapes |= with_flops (the formula reads the shapes).
   return ti::ProfilerConfig(ti::ProfilerState::KINETO, o.record_shapes || o.with_flops,
-                            /*profile_memory=*/false, /*with_stack=*/false, o.with_flops,
-                            /*with_modules=*/false);
+                            /*profile_memory=*/false, o.with_stack, o.with_flops,
+                            /*with_modules=*/false, experimental);
 }
 std::set<ti::ActivityType> make_activities(bool cuda) {
   std::set<ti::ActivityType> a{ti::ActivityType::CPU};
@@ -205,6 +326,7 @@ void Profiler::enable() {
   // decide the Input Shapes and FLOPs columns from them).
   if (opts_.record_shapes || opts_.with_flops) tp::addMetadataJson("record_shapes", "1");
   if (opts_.with_flops) tp::addMetadataJson("with_flops", "1");
+  if (opts_.with_stack) tp::addMetadataJson("with_stack", "1");
   enabled_ = true;
   cycle_first_step_ = step_num_;
 }
@@ -314,6 +436,8 @@ Trace trace_from_result(const tp::ProfilerResult& result) {
     e.is_async = ke.isAsync();
     e.id = static_cast<int64_t>(ke.correlationId());
     e.linked_id = static_cast<int64_t>(ke.linkedCorrelationId());
+    e.sequence_nr = ke.sequenceNr();
+    e.fwd_thread_id = static_cast<int64_t>(ke.fwdThreadId());
     if (e.on_device()) {
       e.pid = ke.deviceIndex();
       e.tid = ke.deviceResourceId();
@@ -335,8 +459,11 @@ Trace trace_from_result(const tp::ProfilerResult& result) {
         e.input_shapes += ']';
       }
     }
+    for (const std::string& frame : ke.stack())  // with_stack (Python keeps the same entries)
+      if (keep_stack_entry(frame)) e.stack.push_back(frame);
     t.record_shapes |= !e.input_shapes.empty();
     t.with_flops |= e.flops > 0;  // ke.flops() is 0 unless with_flops was on
+    t.with_stack |= !e.stack.empty();
     t.events.push_back(std::move(e));
   }
   return t;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 namespace wb {
@@ -9,6 +10,9 @@ namespace wb {
 // Writes `content` to a temp file next to `path`, flushes it, then renames it into place:
 // readers see the old file or the new one, never a torn one. Throws std::runtime_error.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+// `data` as a gzip file's bytes (zlib, level 1..9). Throws std::runtime_error if zlib fails.
+std::string gzip_compress(std::string_view data, int level = 6);
 
 // Creates `dir` (and parents) if needed and proves it is writable by creating and removing a
 // probe file -- before any profiling starts. Throws std::runtime_error with the reason

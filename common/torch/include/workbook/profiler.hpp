@@ -1,6 +1,7 @@
-// torch.profiler.profile, in C++ (LibTorch + Kineto).
+// torch.profiler.profile, in C++ (LibTorch + Kineto). #include <workbook/profiler_all.hpp>
+// gives this and everything the docs use with it.
 //
-//   wb::Profiler prof({.schedule = wb::Schedule::parse("1,1,3")});
+//   wb::Profiler prof({.schedule = wb::Schedule::parse("1,1,3,1")});
 //   prof.start();
 //   for (int i = 0; i < 5; ++i) {
 //     { wb::Annotation a("matmul_add"); y = at::add(at::matmul(x, w), b); }
@@ -10,18 +11,22 @@
 //   prof.results().back().save_chrome_trace("trace.json");
 //
 // Same semantics as Python:
-//   * schedule wait/warmup/active/repeat (schedule.hpp), steps numbered from 0;
+//   * schedule wait/warmup/active/repeat/skip_first (schedule.hpp), steps numbered from 0;
 //   * a "ProfilerStep#N" user scope wraps each step, N = the global step number;
 //   * prepareProfiler at the start of warmup -- and always before enableProfiler, even with
 //     warmup = 0 (enabling an unprepared Kineto segfaults);
 //   * enableProfiler at the start of the active phase;
 //   * at the end of each cycle: synchronize the device first, then disableProfiler, so the
 //     last kernels are in the trace (this is the cudaDeviceSynchronize at the end of the window).
+// Where Python fails loudly, so does this: a loop too short for its schedule warns at stop(),
+// asking for a result that does not exist throws NoProfileResult (never undefined behaviour),
+// and a save that fails leaves the result saveable.
 #pragma once
 
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,13 +53,19 @@ struct CycleResult {
   const Trace& trace() const;
 
   // Writes the Chrome trace (open it in https://ui.perfetto.dev) atomically: a temp file in the
-  // same folder, renamed into place, so an interrupted run never leaves half a file.
-  // Kineto can serialize a result only once; a second call throws.
+  // same folder, renamed into place, so an interrupted run never leaves half a file. A path
+  // ending in ".gz" is gzipped (as Python's export_chrome_trace does).
+  // The folder is created when missing; when it cannot be, the error names it and nothing is
+  // lost. Kineto can serialize a result only once, so the first save serializes it into a temp
+  // file ("parks" it) and moves that file into place: a save that fails keeps the parked file,
+  // and the next call (to a good path) writes it. After a save that succeeded, another throws,
+  // naming where the trace went.
   // Kineto's exporter reads the CUPTI buffers of its session, which the next profiling session
   // reuses: a result saved after another session started shows its kernels at ts 0, dur 0.
-  // So when any wb::Profiler prepares a new session, every unsaved result is first written
-  // ("parked") to a temp file, and this call moves that file into place.
+  // So when any wb::Profiler prepares a new session, every unsaved result is parked first.
   void save_chrome_trace(const std::filesystem::path& path);
+  // Where the trace was saved; empty until a save succeeded.
+  std::filesystem::path saved_path() const;
 
   struct Export;  // the result's serialization state, shared with the process-wide registry
 
@@ -64,6 +75,35 @@ struct CycleResult {
   mutable std::shared_ptr<Trace> trace_;
 };
 
+// Thrown when a result is asked for that does not exist (results().back() after a loop too short
+// for its schedule, an index past the last cycle). The message says why there is none.
+struct NoProfileResult : std::out_of_range {
+  using std::out_of_range::out_of_range;
+};
+
+// A Profiler's results: one CycleResult per completed cycle, in order. A std::vector whose
+// element access is checked: back(), front(), operator[] and at() throw NoProfileResult, with
+// the steps run and the steps the schedule needs, instead of reading past the end (Python
+// raises where std::vector::back() on an empty vector is undefined behaviour: a segfault).
+class CycleResults : public std::vector<CycleResult> {
+ public:
+  CycleResult& back() { return (*this)[size() - 1]; }  // empty: size() - 1 is past the end
+  const CycleResult& back() const { return at(size() - 1); }
+  CycleResult& front() { return (*this)[0]; }
+  const CycleResult& front() const { return at(0); }
+  CycleResult& operator[](size_t i) { return std::vector<CycleResult>::operator[](checked(i)); }
+  const CycleResult& operator[](size_t i) const { return std::vector<CycleResult>::operator[](checked(i)); }
+  CycleResult& at(size_t i) { return (*this)[i]; }
+  const CycleResult& at(size_t i) const { return (*this)[i]; }
+  // Why there is no result (set by Profiler::stop when no cycle completed); "" otherwise.
+  const std::string& why_empty() const { return why_empty_; }
+
+ private:
+  friend class Profiler;
+  size_t checked(size_t i) const;  // i, or throws NoProfileResult
+  std::string why_empty_;
+};
+
 struct ProfilerOptions {
   Schedule schedule{1, 1, 3, 1, 0};
   // CPU is always recorded; CUDA when this is true and a CUDA device is present.
@@ -71,12 +111,30 @@ struct ProfilerOptions {
   bool record_shapes = false;
   // Python's with_flops: FLOPs of mm/addmm/bmm/baddbmm/mul/add/conv2d by torch's formula
   // (implies record_shapes, as in Python). The saved trace says so ("with_flops": 1), and the
-  // table then shows Python's "Total FLOPs" column. profile_memory is not offered: the table
-  // tool cannot yet show its memory columns faithfully.
+  // table then shows Python's "Total FLOPs" column.
   bool with_flops = false;
-  // Called when a cycle's result is complete (Python's on_trace_ready).
+  // Python's with_stack: where each op was called from. From C++ that is the TorchScript call
+  // stack of the ops a scripted or traced module runs (the model's source lines, as TorchScript
+  // kept them); plain C++ code has none recorded. As Python's with_stack=True with
+  // experimental_config=_ExperimentalConfig(verbose=True): without verbose Python keeps no
+  // stack per op, and its table shows none. Event::stack carries it, in memory and in the saved
+  // trace ("Call stack"); key_averages' group_by_stack_n and `table --group-by-stack-n` read it.
+  bool with_stack = false;
+  // profile_memory is not offered yet: the table cannot yet show its memory columns
+  // faithfully. It will be one more field here, so code written today keeps compiling.
+  //
+  // Called when a cycle's result is complete (Python's on_trace_ready), e.g.
+  // wb::tensorboard_trace_handler("traces") to write each cycle's trace as it completes.
   std::function<void(CycleResult&)> on_trace_ready;
 };
+
+// Python's torch.profiler.tensorboard_trace_handler: an on_trace_ready handler that saves each
+// cycle's Chrome trace into `dir` (created when missing) as
+// "<worker_name>.<time in ns>.pt.trace.json[.gz]", worker_name defaulting to
+// "<hostname>_<pid>", as Python names them (TensorBoard's profiler plugin and Perfetto read them).
+std::function<void(CycleResult&)> tensorboard_trace_handler(const std::filesystem::path& dir,
+                                                            std::string worker_name = "",
+                                                            bool use_gzip = false);
 
 class Profiler {
  public:
@@ -92,7 +150,9 @@ class Profiler {
   int step_num() const { return step_num_; }
   ProfilerAction current_action() const { return action_; }
   bool cuda_enabled() const { return cuda_; }
-  std::vector<CycleResult>& results() { return results_; }
+  // One per completed cycle. Element access is checked (CycleResults); when stop() finds no
+  // completed cycle it warns, naming the steps run and the steps the schedule needs.
+  CycleResults& results() { return results_; }
 
  private:
   void apply(const Transition& t, ProfilerAction prev, ProfilerAction next);
@@ -101,6 +161,7 @@ class Profiler {
   void disable_and_collect();
   void open_step_scope();
   void close_step_scope();
+  std::string why_no_result() const;
 
   ProfilerOptions opts_;
   bool cuda_ = false;
@@ -113,7 +174,7 @@ class Profiler {
   ProfilerAction action_ = ProfilerAction::None;
   std::unique_ptr<at::RecordFunction> step_scope_;
   std::string step_name_;
-  std::vector<CycleResult> results_;
+  CycleResults results_;
   std::unique_ptr<CycleResult> pending_;
 };
 
