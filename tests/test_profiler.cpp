@@ -517,6 +517,10 @@ def two_ops(x):
   // The saved trace says how it was recorded, as Python's does ("with_stack": 1).
   const auto dir = temp_dir("with_stack");
   stacked.save_chrome_trace(dir / "trace.json");
-  CHECK(wb::read_trace(dir / "trace.json").with_stack);
+  const wb::Trace disk = wb::read_trace(dir / "trace.json");
+  CHECK(disk.with_stack);
+  // ... and keeps each op's stack ("Call stack"), so `table --group-by-stack-n` reads it back.
+  CHECK(stack_of(disk, "aten::matmul") == frames);
+  CHECK(wb::key_averages_table(disk, {}, g).find("Source Location") != std::string::npos);
   fs::remove_all(dir);
 }
