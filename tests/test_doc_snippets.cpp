@@ -61,17 +61,23 @@ std::string dedent(const std::vector<std::string>& lines) {
 }
 
 // The lines strictly between "[snippet:NAME]" and "[/snippet:NAME]" comment lines, or nullopt.
+// The markers of regions nested inside (a whole program quoted around its loop) are left out.
 std::optional<std::string> region(const std::string& source, const std::string& name) {
   const auto lines = split_lines(source);
   auto is_marker = [](const std::string& line, const std::string& tag) {
     const std::string t = trim(line);
     return t == "// " + tag || t == "# " + tag;
   };
+  const std::regex any_marker(R"(^\s*(//|#) \[/?snippet:[A-Za-z0-9_-]+\]\s*$)");
   for (size_t i = 0; i < lines.size(); ++i) {
     if (!is_marker(lines[i], "[snippet:" + name + "]")) continue;
-    for (size_t j = i + 1; j < lines.size(); ++j)
-      if (is_marker(lines[j], "[/snippet:" + name + "]"))
-        return dedent({lines.begin() + static_cast<long>(i) + 1, lines.begin() + static_cast<long>(j)});
+    for (size_t j = i + 1; j < lines.size(); ++j) {
+      if (!is_marker(lines[j], "[/snippet:" + name + "]")) continue;
+      std::vector<std::string> body;
+      for (size_t k = i + 1; k < j; ++k)
+        if (!std::regex_match(lines[k], any_marker)) body.push_back(lines[k]);
+      return dedent(body);
+    }
     return std::nullopt;
   }
   return std::nullopt;

@@ -62,6 +62,46 @@ void check_steps_2_to_4(const fs::path& out) {
   CHECK(s.annotations.count("matmul_add") == 1);
   fs::remove_all(out);
 }
+
+// One cmake call of a test; the test stops here when it fails.
+void cmake_step(const std::string& what, const std::vector<std::string>& args, double timeout_s) {
+  const auto r = proc::run(WB_CMAKE_COMMAND, args, timeout_s);
+  std::string line;
+  for (const auto& a : args) line += a + " ";
+  INFO(what << ": cmake " << line << "\n" << show(r));
+  REQUIRE(r.code == 0);
+}
+
+// Configures a consumer project `src` in `bin` against the package installed in `prefix`, with
+// this build's compiler, flags and torch.
+void configure_consumer(const fs::path& src, const fs::path& bin, const fs::path& prefix) {
+  std::vector<std::string> args = {"-S",
+                                   src.string(),
+                                   "-B",
+                                   bin.string(),
+                                   "-G",
+                                   WB_CMAKE_GENERATOR,
+                                   "-DCMAKE_PREFIX_PATH=" + prefix.string() + ";" + WB_PREFIX_PATH,
+                                   "-DTorch_DIR=" WB_TORCH_DIR,
+                                   "-DCMAKE_CXX_COMPILER=" WB_CXX_COMPILER,
+                                   "-DCMAKE_BUILD_TYPE=" WB_BUILD_TYPE,
+                                   "-DCMAKE_CXX_FLAGS=" WB_CXX_FLAGS};
+  if (!std::string(WB_CCACHE).empty()) args.push_back("-DCMAKE_CXX_COMPILER_LAUNCHER=" WB_CCACHE);
+  cmake_step("configure " + src.string(), args, 300);
+}
+
+// The bodies of the page's ```LANG code blocks, in order.
+std::vector<std::string> code_blocks(const std::string& page, const std::string& lang) {
+  std::vector<std::string> blocks;
+  const std::string open = "```" + lang + "\n";
+  for (size_t at = page.find(open); at != std::string::npos; at = page.find(open, at)) {
+    const size_t body = at + open.size(), end = page.find("\n```", body - 1);
+    if (end == std::string::npos) break;
+    blocks.push_back(page.substr(body, end + 1 - body));
+    at = end + 4;
+  }
+  return blocks;
+}
 }  // namespace
 
 TEST_CASE("examples/minimal profiles a loop with wb::Profiler and writes a table and a trace",
@@ -209,6 +249,57 @@ TEST_CASE("the installed package builds examples/your_model, which profiles an e
     CHECK_THAT(b.err + b.out, ContainsSubstring(c.says));
     CHECK_FALSE(fs::exists(bad / "out"));
   }
+  // Issue 25: the whole error, not its first line ("The following operation failed in the
+  // TorchScript interpreter."): the cause, TinyMLP's LayerNorm refusing 7 features, comes later.
+  const auto shape =
+      proc::run(program, {"--model", WB_EXAMPLE_MODEL, "--input", "8x7", "--out", (bad / "out").string()});
+  INFO(show(shape));
+  CHECK(shape.code == 2);
+  CHECK_THAT(shape.err, ContainsSubstring("normalized_shape"));
+  CHECK_THAT(shape.err, !ContainsSubstring("frame #"));  // no C++ backtrace
+  // And a model whose parameters are fp32 run with --dtype bf16 is named as such.
+  const auto dtype = proc::run(program, {"--model", WB_EXAMPLE_MODEL, "--input", "8x128", "--dtype", "bf16",
+                                         "--steps", "1", "--out", (bad / "out_bf16").string()});
+  INFO(show(dtype));
+  CHECK_THAT(dtype.err,
+             ContainsSubstring("the model's parameters are Float but --dtype bf16 makes BFloat16 inputs"));
   fs::remove_all(out);
   fs::remove_all(bad);
+}
+
+// Issue 25: a newcomer writes a program from docs/profiler-in-cpp.md alone. The page's whole
+// program and its CMakeLists.txt are copied from the PAGE (not from the files they quote) into a
+// fresh project, built against the installed package, and run: every #include the program
+// needs is on the page. (Before, the page showed pieces that named no header, and
+// wb::write_file_atomic's header was on no page: the newcomer's one compile error.)
+TEST_CASE("a program written only from docs/profiler-in-cpp.md builds against the package and runs",
+          "[examples][package][docs][tools][cpu]") {
+  const fs::path root = fs::path(WORKBOOK_ROOT), build = proc::build_dir();
+  const std::string page = proc::slurp(root / "docs/profiler-in-cpp.md");
+  std::string program, cmake;
+  for (const auto& b : code_blocks(page, "cpp"))
+    if (program.empty() && b.find("int main(") != std::string::npos) program = b;
+  for (const auto& b : code_blocks(page, "cmake"))
+    if (cmake.empty() && b.find("project(") != std::string::npos) cmake = b;
+  REQUIRE_FALSE(program.empty());  // a whole program, includes and all
+  REQUIRE_FALSE(cmake.empty());    // a whole CMakeLists.txt
+
+  const fs::path prefix = build / "package-test" / "prefix-docs",
+                 project = build / "package-test" / "from-docs";
+  fs::remove_all(prefix);
+  fs::remove_all(project / "src");
+  fs::create_directories(project / "src");
+  cmake_step("install", {"--install", build.string(), "--prefix", prefix.string()}, 120);
+  std::ofstream(project / "src" / "main.cpp") << program;
+  std::ofstream(project / "src" / "CMakeLists.txt") << cmake;
+  configure_consumer(project / "src", project / "bin", prefix);
+  cmake_step("build the page's program", {"--build", (project / "bin").string()}, 900);
+
+  // It runs, and writes into a folder that does not exist yet (save_chrome_trace creates it).
+  const fs::path out = proc::scratch("from_docs") / "not" / "there";
+  const auto r = proc::run(project / "bin" / "your_model", {out.string()});
+  INFO(show(r));
+  REQUIRE(r.code == 0);
+  CHECK_THAT(proc::slurp(out / "table.txt"), ContainsSubstring("aten::matmul"));
+  check_steps_2_to_4(out);
 }

@@ -1,26 +1,24 @@
 // The smallest program that profiles with wb::Profiler (torch.profiler.profile in C++):
 // a loop of matmul + add under a schedule, then the summary table and the Chrome trace.
 //   example_minimal [OUT_DIR]   ->  OUT_DIR/table.txt, OUT_DIR/trace.json (default: .)
-// docs/profiler-in-cpp.md reads it next to Python's torch.profiler and the raw LibTorch calls.
+// docs/profiler-in-cpp.md shows it whole and reads it next to Python's torch.profiler and the raw
+// LibTorch calls; tests/test_examples.cpp builds the page's copy against the installed package.
+// [snippet:program]
 #include <torch/types.h>
+#include <workbook/profiler_all.hpp>  // wb::Profiler, wb::key_averages_table, wb::write_file_atomic...
 
 #include <filesystem>
 #include <iostream>
 
-#include "workbook/fs_util.hpp"
-#include "workbook/profiler.hpp"
-#include "workbook/table.hpp"
-
 int main(int argc, char** argv) {
   const std::filesystem::path out = argc > 1 ? argv[1] : ".";
-  std::filesystem::create_directories(out);
   const auto dev = wb::cuda_available() ? torch::kCUDA : torch::kCPU;
   auto x = torch::randn({64, 64}, dev), w = torch::randn({64, 64}, dev), b = torch::randn({64}, dev);
   torch::Tensor y;
 
   // [snippet:loop]
   wb::ProfilerOptions opts;
-  opts.schedule = wb::Schedule::parse("1,1,3");  // wait 1, warmup 1, active 3 steps
+  opts.schedule = wb::Schedule::parse("1,1,3");  // schedule(wait=1, warmup=1, active=3)
   wb::Profiler prof(opts);
   prof.start();
   for (int i = 0; i < 5; ++i) {
@@ -34,8 +32,8 @@ int main(int argc, char** argv) {
   // [/snippet:loop]
 
   // [snippet:save]
-  wb::CycleResult& result = prof.results().back();  // one per recorded cycle
-  result.save_chrome_trace(out / "trace.json");     // open it at https://ui.perfetto.dev
+  wb::CycleResult& result = prof.results().back();  // one per cycle; throws if none completed
+  result.save_chrome_trace(out / "trace.json");     // creates `out`; open it at https://ui.perfetto.dev
   wb::TableOptions table_opts;
   table_opts.sort_by = "cpu_time_total";
   table_opts.row_limit = 10;
@@ -44,3 +42,4 @@ int main(int argc, char** argv) {
   std::cout << table;
   // [/snippet:save]
 }
+// [/snippet:program]
