@@ -2,16 +2,15 @@
 // dtype selection, the profiled loop, and the outputs (table.txt, trace.json, timeline.svg,
 // lessons) written atomically into --out.
 //
-// A chapter's main.cpp stays short:
+// A chapter's main.cpp stays short (chapters/01_cold_64/main.cpp is the whole of one):
 //
 //   int main(int argc, char** argv) {
-//     wb::Chapter ch{"01_cold_64", "Cold 64x64: reading the table and the trace"};
-//     return ch.main(argc, argv, [&](wb::Run& run) {
-//       auto x = torch::randn({run.size, run.size}, run.options());
+//     wb::Chapter ch{"01_cold_64", "Chapter 01: a cold 64x64 matmul + add, profiled"};
+//     return ch.main(argc, argv, [](wb::Run& run) {
+//       auto x = torch::randn({run.size(), run.size()}, run.options());
 //       ...
 //       auto cycle = run.profile([&] { wb::Annotation a("matmul_add"); ... });
-//       run.report(cycle);
-//       return 0;
+//       return run.exit_code(run.report(cycle));  // 3 under --check when a lesson fails
 //     });
 //   }
 #pragma once
