@@ -110,7 +110,7 @@ struct ReportOptions {
   std::string variant;
   // The problem the lessons judge (napkin math, throughput) when it is not square: n > 0
   // replaces --size/--batch (chapters 06-07 set m, k, n). dtype_bytes is always the run's.
-  Problem problem{0, 1, 2, 0, 0};
+  Problem problem;  // n = 0: from --size/--batch
   // The napkin math printed before the table, given the device's name; empty: napkin_math.
   std::function<std::string(const std::string& device_name)> napkin;
 };
