@@ -10,7 +10,7 @@
 // so clock drift and warm-up affect both alike.
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <CLI/CLI.hpp>
 

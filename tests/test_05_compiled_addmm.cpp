@@ -5,7 +5,8 @@
 // ([gpu]: skipped without one).
 //   ctest --test-dir build -R test_05_compiled_addmm       build/tests/test_05_compiled_addmm "[gpu]"
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/cuda.h>
 #undef CHECK  // c10's glog-style CHECK would shadow Catch2's
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>

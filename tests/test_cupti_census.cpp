@@ -4,7 +4,8 @@
 // One CUPTI subscriber per process, and ctest runs every TEST_CASE in a process of its own
 // (catch_discover_tests), so each GPU case below starts with CUPTI free. Run the executable
 // directly and a GPU case skips what an earlier case in the same process made impossible.
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/cuda.h>
 #undef CHECK  // c10's glog-style CHECK would shadow Catch2's
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>

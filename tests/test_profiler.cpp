@@ -1,5 +1,5 @@
 // The profiler wrapper, live on CPU (and on GPU when one is present).
-#include <torch/torch.h>
+#include <torch/types.h>
 // c10's logging defines a glog-style CHECK that would shadow Catch2's.
 #undef CHECK
 #include <catch2/catch_test_macros.hpp>

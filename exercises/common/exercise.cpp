@@ -1,10 +1,8 @@
-// The exercise layer over the chapter harness. The one translation unit of the exercises that
-// includes <torch/torch.h> (through workbook/chapter.hpp): compiled once, shared by every
-// exercise program.
+// The exercise layer over the chapter harness (workbook/chapter.hpp, CLI11): compiled once,
+// shared by every exercise program.
 #include "exercise.hpp"
 
-#include <torch/torch.h>
-
+#include <CLI/CLI.hpp>  // the chapter's flags (Chapter::app)
 #include <nlohmann/json.hpp>
 
 #include <fstream>

@@ -122,10 +122,12 @@ std::string cuda_device_name() {
 }
 }  // namespace
 
+Chapter::~Chapter() = default;  // here, where CLI::App is a complete type
+
 Chapter::Chapter(std::string name, std::string title)
-    : name_(std::move(name)), title_(std::move(title)), app_(title_, name_) {
+    : name_(std::move(name)), title_(std::move(title)), app_(std::make_unique<CLI::App>(title_, name_)) {
   cfg_.out = fs::path("out") / name_;
-  app_.add_option("--size", cfg_.size, cfg_.size_help)
+  app_->add_option("--size", cfg_.size, cfg_.size_help)
       ->check([](const std::string& s) -> std::string {  // CLI::PositiveNumber prints DBL_MAX
         try {
           size_t used = 0;
@@ -135,14 +137,14 @@ Chapter::Chapter(std::string name, std::string title)
         return "must be a whole number >= 1, got '" + s + "'";
       })
       ->capture_default_str();
-  app_.add_option("--dtype", cfg_.dtype, "element type; auto = bf16 on GPU, fp32 on CPU")
+  app_->add_option("--dtype", cfg_.dtype, "element type; auto = bf16 on GPU, fp32 on CPU")
       ->check(CLI::IsMember({"auto", "bf16", "fp16", "fp32"}))
       ->capture_default_str();
-  app_.add_option("--device", cfg_.device, "where to run; auto = cuda when a GPU is present")
+  app_->add_option("--device", cfg_.device, "where to run; auto = cuda when a GPU is present")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
-  app_.add_option("--schedule", cfg_.schedule,
-                  "profiler schedule W,WU,A[,R]: wait, warmup, active steps, repeat (0 = one cycle here)")
+  app_->add_option("--schedule", cfg_.schedule,
+                   "profiler schedule W,WU,A[,R]: wait, warmup, active steps, repeat (0 = one cycle here)")
       ->check([](const std::string& s) -> std::string {
         try {
           Schedule::parse(s);
@@ -152,28 +154,28 @@ Chapter::Chapter(std::string name, std::string title)
         }
       })
       ->capture_default_str();
-  app_.add_option("--warmup-iters", cfg_.warmup_iters,
-                  "untimed iterations (then a device synchronize) before the profiler starts; 0 = cold")
+  app_->add_option("--warmup-iters", cfg_.warmup_iters,
+                   "untimed iterations (then a device synchronize) before the profiler starts; 0 = cold")
       ->check(CLI::Range(0, 1000000));
-  app_.add_option("--out", cfg_.out, "folder for table.txt, trace.json, timeline.svg, lessons")
+  app_->add_option("--out", cfg_.out, "folder for table.txt, trace.json, timeline.svg, lessons")
       ->capture_default_str();
-  app_.add_option("--sort-by", cfg_.sort_by,
-                  "table order; default cuda_time_total on GPU, cpu_time_total on CPU")
+  app_->add_option("--sort-by", cfg_.sort_by,
+                   "table order; default cuda_time_total on GPU, cpu_time_total on CPU")
       ->check(CLI::IsMember(
           {"cpu_time_total", "cuda_time_total", "self_cpu_time_total", "self_cuda_time_total", "count"}));
-  app_.add_option("--row-limit", cfg_.row_limit, "table rows to print (-1: all)")
+  app_->add_option("--row-limit", cfg_.row_limit, "table rows to print (-1: all)")
       ->check(CLI::Range(-1, 1000000))
       ->capture_default_str();
-  app_.add_option("--threads", cfg_.threads, "CPU threads for LibTorch ops (0: LibTorch's default)")
+  app_->add_option("--threads", cfg_.threads, "CPU threads for LibTorch ops (0: LibTorch's default)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
-  app_.add_flag("--quiet", cfg_.quiet, "print only errors and the final summary");
-  app_.add_flag("--check", cfg_.check, "exit with code 3 when a lesson does not hold (for scripts)");
-  app_.add_flag("--compare", cfg_.compare,
-                "compare this run with expected_output/<platform>/<chapter> (patterns, not numbers)");
-  app_.add_option("--platform", cfg_.platform,
-                  "platform for --compare (default: from the trace, e.g. h200, cpu)");
-  app_.add_option("--expected", cfg_.expected_root, "root of the recorded outputs for --compare")
+  app_->add_flag("--quiet", cfg_.quiet, "print only errors and the final summary");
+  app_->add_flag("--check", cfg_.check, "exit with code 3 when a lesson does not hold (for scripts)");
+  app_->add_flag("--compare", cfg_.compare,
+                 "compare this run with expected_output/<platform>/<chapter> (patterns, not numbers)");
+  app_->add_option("--platform", cfg_.platform,
+                   "platform for --compare (default: from the trace, e.g. h200, cpu)");
+  app_->add_option("--expected", cfg_.expected_root, "root of the recorded outputs for --compare")
       ->capture_default_str();
 }
 
@@ -190,24 +192,24 @@ void Chapter::variants(std::vector<std::string> names, std::string help,
 
 int Chapter::main(int argc, char** argv, const std::function<int(Run&)>& body) {
   install_stop_handlers();
-  app_.get_option("--warmup-iters")->default_str(std::to_string(cfg_.warmup_iters));
+  app_->get_option("--warmup-iters")->default_str(std::to_string(cfg_.warmup_iters));
   // Set by the chapter after the constructor: --size's help (chapter 07 does not use it, and
   // keeps it listed and validated rather than hidden: CLI11 leaves a hidden option's name out
   // of its error messages), --batch (chapter 03), --variant and its shortcuts (06, 07).
-  app_.get_option("--size")->description(cfg_.size_help);
+  app_->get_option("--size")->description(cfg_.size_help);
   if (!cfg_.batch_help.empty())
-    app_.add_option("--batch", cfg_.batch, cfg_.batch_help)
+    app_->add_option("--batch", cfg_.batch, cfg_.batch_help)
         ->check(CLI::Range(1, 65536))
         ->capture_default_str();
   if (!variants_.empty()) {
     std::vector<std::string> names = variants_;
     names.insert(names.begin(), "all");
-    app_.add_option("--variant", cfg_.variant, variant_help_)
+    app_->add_option("--variant", cfg_.variant, variant_help_)
         ->check(CLI::IsMember(names))
         ->capture_default_str();
   }
   for (const auto& s : variant_shortcuts_)
-    app_.add_flag_callback(
+    app_->add_flag_callback(
         s.flag, [this, v = s.variant] { cfg_.variant = v; }, s.help);
   bool list_experiments = false;
   if (!experiments_.empty()) {
@@ -217,20 +219,20 @@ int Chapter::main(int argc, char** argv, const std::function<int(Run&)>& body) {
       names.push_back(e.name);
       help += "\n  " + e.name + ": schedule " + e.schedule + ", " + e.what;
     }
-    app_.add_option("--experiment", cfg_.experiment, help)->check(CLI::IsMember(names));
+    app_->add_option("--experiment", cfg_.experiment, help)->check(CLI::IsMember(names));
   }
-  app_.add_flag("--list-experiments", list_experiments,
-                "print this chapter's experiments, one per line, and exit");
+  app_->add_flag("--list-experiments", list_experiments,
+                 "print this chapter's experiments, one per line, and exit");
   if (cfg_.size_for_device.gpu > 0)
-    app_.get_option("--size")->default_str(std::to_string(cfg_.size_for_device.gpu) + " on a GPU, " +
-                                           std::to_string(cfg_.size_for_device.cpu) + " on a CPU");
-  if (auto rc = wb::parse_flags(app_, argc, argv)) return *rc;
+    app_->get_option("--size")->default_str(std::to_string(cfg_.size_for_device.gpu) + " on a GPU, " +
+                                            std::to_string(cfg_.size_for_device.cpu) + " on a CPU");
+  if (auto rc = wb::parse_flags(*app_, argc, argv)) return *rc;
   if (list_experiments) {
     for (const auto& e : experiments_) std::cout << e.name << "\n";
     return 0;
   }
   if (!cfg_.experiment.empty()) {
-    if (app_.get_option("--schedule")->count() > 0) {
+    if (app_->get_option("--schedule")->count() > 0) {
       std::cerr << name_ << ": --experiment " << cfg_.experiment
                 << " sets its own schedule; leave out --schedule (or run the default with yours)\n";
       return 2;
@@ -239,7 +241,7 @@ int Chapter::main(int argc, char** argv, const std::function<int(Run&)>& body) {
       if (e.name == cfg_.experiment) cfg_.schedule = e.schedule;
   }
   bool cpu_size_picked = false;
-  if (cfg_.size_for_device.gpu > 0 && app_.get_option("--size")->count() == 0) {
+  if (cfg_.size_for_device.gpu > 0 && app_->get_option("--size")->count() == 0) {
     const bool gpu = cfg_.device == "cuda" || (cfg_.device == "auto" && cuda_available());
     cfg_.size = gpu ? cfg_.size_for_device.gpu : cfg_.size_for_device.cpu;
     cpu_size_picked = !gpu;

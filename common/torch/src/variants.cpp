@@ -1,5 +1,7 @@
 #include "workbook/variants.hpp"
 
+#include <CLI/CLI.hpp>  // the chapter's flags (Chapter::app)
+
 #include <algorithm>
 #include <chrono>
 
