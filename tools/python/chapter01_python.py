@@ -45,6 +45,8 @@ def parse_args():
     p.add_argument("--mode", default="default",
                    choices=["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"],
                    help="torch.compile's mode (with --compile)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="CPU threads for torch's ops (torch.set_num_threads; 0: torch's default)")
     p.add_argument("--out", required=True)
     a = p.parse_args()
     if a.size <= 0:
@@ -65,12 +67,14 @@ def synchronize(dev):
 
 def describe(a, dev, dtype, schedule):
     """run.json: the flags, the device and the software that made the trace."""
+    argv = [("<out>" if v == a.out else v) for v in sys.argv]
     info = {
-        "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
+        "command": " ".join([os.path.basename(sys.executable)] + argv),
         "size": a.size, "device": dev, "dtype": str(dtype).replace("torch.", ""),
         "warmup_iters": WARMUP_ITERS if a.warmup else 0,
         "compile": a.compile, "mode": a.mode if a.compile else None,
         "schedule": dict(zip(["wait", "warmup", "active", "repeat"], schedule)),
+        "threads": torch.get_num_threads(),
         "annotation": "matmul_add",
         "torch": torch.__version__, "cuda": torch.version.cuda, "python": platform.python_version(),
         "host": f"{platform.system()} {platform.release()} {platform.machine()}, {os.cpu_count()} cores",
@@ -92,6 +96,8 @@ def main() -> None:
     sort_by = a.sort_by or ("cuda_time_total" if dev == "cuda" else "cpu_time_total")
     os.makedirs(a.out, exist_ok=True)
 
+    if a.threads > 0:
+        torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     x, w, b = (torch.randn(a.size, a.size, device=dev, dtype=dtype) for _ in range(3))
     step_fn = torch.compile(fn, mode=None if a.mode == "default" else a.mode) if a.compile else fn
