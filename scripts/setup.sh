@@ -2,7 +2,9 @@
 # Installs what the workbook needs, skipping whatever is already there (safe to re-run).
 #
 #   Debian packages : Catch2 v3 (bookworm-backports), spdlog, nlohmann-json, CLI11,
-#                     simdjson, zlib, ccache, ninja, cmake, clang-format-14 (the style check)
+#                     simdjson, zlib, ccache, ninja, cmake, clang-format-14 (the style check),
+#                     lld (links the LibTorch programs faster; the build uses GNU ld without it),
+#                     cmark-gfm (the test that every Markdown table renders)
 #   LibTorch        : first match of
 #                       1. Torch_DIR or a CMAKE_PREFIX_PATH that holds TorchConfig.cmake
 #                       2. the shared venv  ${XDG_CACHE_HOME:-~/.cache}/libtorch-workbook/torch-$TORCH_VERSION
@@ -23,7 +25,7 @@ die() { printf '\033[31m[setup] error:\033[0m %s\n' "$*" >&2; exit 1; }
 # ---------------------------------------------------------------- Debian packages
 need_debs=()
 have_deb() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in libspdlog-dev nlohmann-json3-dev libcli11-dev libsimdjson-dev zlib1g-dev ccache ninja-build cmake g++ clang-format-14; do
+for p in libspdlog-dev nlohmann-json3-dev libcli11-dev libsimdjson-dev zlib1g-dev ccache ninja-build cmake g++ clang-format-14 lld cmark-gfm; do
   have_deb "$p" || need_debs+=("$p")
 done
 # Catch2 must be v3 (bookworm itself ships v2).

@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
           "aoti", [&] { y = compiled.run(args).at(0); }, compiled.describe(), no_aoti));
     wb::VariantProfile how;
     how.report.annotation = "linear_fwd";
-    how.report.problem = {d_out, 1, run.dtype_bytes(), rows, d_in};
+    how.report.problem = wb::Problem::gemm(/*m=*/rows, /*k=*/d_in, /*n=*/d_out, run.dtype_bytes());
     how.per_variant = [](const wb::Variant& v, wb::ReportOptions& ro) {
       ro.napkin = [p = ro.problem, bias = v.name != "no_bias"](const std::string& dev) {
         return wb::napkin_linear(p, bias, dev);

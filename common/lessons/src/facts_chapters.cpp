@@ -1,6 +1,7 @@
 // Lesson facts that chapters 02-04 used to compute in their own headers: the GPU's idle time
 // between the kernels of each step (02), where a CPU step's time goes (04, CPU edition), and
-// what a batch axis adds to the dispatch chain compared with the 2-D run (03).
+// what a batch axis adds to the dispatch chain compared with the 2-D run (03); and the CPU time
+// per step with the share outside the aten ops (05: what torch.compile's layers cost).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -29,6 +30,38 @@ std::string short_kernel_name(const std::string& name) {
   if (cut != std::string::npos && cut > 0) s = s.substr(0, cut);
   return short_name(s);
 }
+// One step's largest idle gap between two pieces of its device work (in start order): the
+// kernels on either side, whether a profiler event overlaps it, and how late the CPU launched
+// the work after it.
+json largest_gap(const TraceModel& m, const std::vector<EventIdx>& work,
+                 const std::vector<const Event*>& overhead) {
+  double largest = 0;
+  std::string before, after;
+  bool profiler_inside = false;
+  json launch_late = nullptr;  // the next kernel's launch call started this long after the GPU went idle
+  int64_t busy_until = m.at(work.front()).end_ns();
+  for (size_t k = 1; k < work.size(); ++k) {
+    const Event& next = m.at(work[k]);
+    const double gap = us(next.start_ns - busy_until);
+    if (gap > largest) {
+      largest = gap;
+      before = m.at(work[k - 1]).name;
+      after = next.name;
+      profiler_inside = false;
+      for (const Event* o : overhead)
+        if (o->start_ns < next.start_ns && o->end_ns() > busy_until) profiler_inside = true;
+      const auto l = m.launcher(work[k]);
+      launch_late = l ? json(r3(us(m.at(*l).start_ns - busy_until))) : json(nullptr);
+    }
+    busy_until = std::max(busy_until, next.end_ns());
+  }
+  return {{"device_events", work.size()},
+          {"largest_gap_us", r3(largest)},
+          {"before", before},
+          {"after", after},
+          {"profiler_event_inside", profiler_inside},
+          {"launch_late_us", launch_late}};
+}
 }  // namespace
 
 // ---- GPU idle between the kernels of each step ------------------------------------------
@@ -54,30 +87,10 @@ std::string measure_kernel_gaps(const View& v, const FactOptions&, Fact& f) {
   std::string table;
   for (const auto& [step, work] : by_step) {
     if (work.size() < 2) continue;
-    double largest = 0;
-    std::string before, after;
-    bool profiler_inside = false;
-    int64_t busy_until = m.at(work.front()).end_ns();
-    for (size_t k = 1; k < work.size(); ++k) {
-      const Event& next = m.at(work[k]);
-      const double gap = us(next.start_ns - busy_until);
-      if (gap > largest) {
-        largest = gap;
-        before = m.at(work[k - 1]).name;
-        after = next.name;
-        profiler_inside = false;
-        for (const Event* o : overhead)
-          if (o->start_ns < next.start_ns && o->end_ns() > busy_until) profiler_inside = true;
-      }
-      busy_until = std::max(busy_until, next.end_ns());
-    }
-    gaps.push_back(largest);
-    steps.push_back({{"step", step},
-                     {"device_events", work.size()},
-                     {"largest_gap_us", r3(largest)},
-                     {"before", before},
-                     {"after", after},
-                     {"profiler_event_inside", profiler_inside}});
+    json s = largest_gap(m, work, overhead);
+    s["step"] = step;
+    gaps.push_back(s["largest_gap_us"].get<double>());
+    steps.push_back(std::move(s));
   }
   if (gaps.empty()) return "no step launched two or more device events";
   const double med = median(gaps);
@@ -101,6 +114,10 @@ std::string measure_kernel_gaps(const View& v, const FactOptions&, Fact& f) {
   const double first = gaps.front();
   const double max_rest = gaps.size() > 1 ? *std::max_element(gaps.begin() + 1, gaps.end()) : 0;
   f.data["first_gap_us"] = r3(first);
+  // > 0: the kernel after the first step's widest gap was launched only after the GPU had gone
+  // idle, so the CPU was late (the gap is the CPU's, not a stall on the device).
+  f.data["first_gap_launch_late_us"] = steps.front()["launch_late_us"];
+  f.data["first_gap_profiler_event_inside"] = steps.front()["profiler_event_inside"];
   f.data["widest_is_first"] = first >= max_rest;
   f.data["first_over_max_rest"] = max_rest > 0 ? json(r3(first / max_rest)) : json(nullptr);
   f.data["activity_buffer_requests"] = requests;
@@ -372,6 +389,135 @@ std::string measure_batch_chain(const View& v, const FactOptions& o, Fact& f) {
   return measured(f,
                   "a batch axis makes matmul reshape/expand its operands and call bmm: more CPU ops "
                   "per step, one launch for all the matrices");
+}
+
+// ---- CPU time per step, and where it goes ---------------------------------------------------
+namespace {
+struct StepCpu {
+  int step = -1;
+  double width_us = 0, annotation_us = 0;
+  std::map<std::string, double> ops_us;  // the top-most aten ops under the annotation
+};
+
+// The first aten op on each path down from `root` (aten::matmul, not the aten::mm inside it):
+// the ops the annotation's code called, with their CPU time (children included).
+void top_aten_ops(const TraceModel& m, EventIdx root, std::map<std::string, double>& out_us) {
+  std::vector<EventIdx> todo(m.children(root).begin(), m.children(root).end());
+  while (!todo.empty()) {
+    const EventIdx i = todo.back();
+    todo.pop_back();
+    const Event& e = m.at(i);
+    if (e.kind == Kind::CpuOp && e.name.rfind("aten::", 0) == 0) {
+      out_us[e.name] += us(e.dur_ns);
+      continue;
+    }
+    for (EventIdx c : m.children(i)) todo.push_back(c);
+  }
+}
+
+std::vector<StepCpu> steps_cpu(const View& v, const std::string& annotation) {
+  const TraceModel& m = v.m;
+  std::vector<StepCpu> out;
+  for (const auto& s : m.steps()) out.push_back({s.number, us(s.end_ns - s.start_ns), 0, {}});
+  for (EventIdx a : v.annotations(annotation)) {
+    const int n = v.step_number(a);
+    auto it = std::find_if(out.begin(), out.end(), [n](const StepCpu& s) { return s.step == n; });
+    if (it == out.end()) continue;
+    it->annotation_us += us(m.at(a).dur_ns);
+    top_aten_ops(m, a, it->ops_us);
+  }
+  return out;
+}
+
+double median_width(const std::vector<StepCpu>& steps) {
+  std::vector<double> w;
+  for (const auto& s : steps) w.push_back(s.width_us);
+  return median(w);
+}
+
+// Each op's first-step time against the median of its later steps: where a wide first step's
+// extra time sits (chapter 01: in the first aten::matmul; chapter 02: in the first aten::add too).
+void first_step_ops(const std::vector<StepCpu>& steps, Fact& f) {
+  json over = json::object(), extra = json::object();
+  std::string widest;
+  double most = 0;
+  for (const auto& [name, first] : steps.front().ops_us) {
+    std::vector<double> rest;
+    for (size_t k = 1; k < steps.size(); ++k)
+      if (auto it = steps[k].ops_us.find(name); it != steps[k].ops_us.end()) rest.push_back(it->second);
+    if (rest.empty() || median(rest) <= 0) continue;
+    over[name] = r3(first / median(rest));
+    extra[name] = r3(first - median(rest));
+    if (first - median(rest) > most) {
+      most = first - median(rest);
+      widest = name;
+    }
+  }
+  f.data["first_over_rest"] = over;
+  f.data["first_extra_us"] = extra;
+  f.data["first_extra_in"] = widest;
+}
+
+// Each top aten op's median time per step (over the steps it ran in).
+json median_ops(const std::vector<StepCpu>& steps) {
+  std::map<std::string, std::vector<double>> by_name;
+  for (const auto& s : steps)
+    for (const auto& [name, t] : s.ops_us) by_name[name].push_back(t);
+  json out = json::object();
+  for (const auto& [name, ts] : by_name) out[name] = r3(median(ts));
+  return out;
+}
+}  // namespace
+
+std::string measure_step_cpu(const View& v, const FactOptions& o, Fact& f) {
+  const auto steps = steps_cpu(v, o.annotation);
+  if (steps.empty()) return "no ProfilerStep windows in this trace";
+  std::vector<double> anns, shares;
+  json arr = json::array();
+  for (const auto& s : steps) {
+    double in_ops = 0;
+    json ops = json::object();
+    for (const auto& [name, t] : s.ops_us) {
+      in_ops += t;
+      ops[name] = r3(t);
+    }
+    if (s.annotation_us > 0) {
+      anns.push_back(s.annotation_us);
+      shares.push_back(std::clamp(1 - in_ops / s.annotation_us, 0.0, 1.0));
+    }
+    arr.push_back({{"step", s.step},
+                   {"width_us", r3(s.width_us)},
+                   {"annotation_us", r3(s.annotation_us)},
+                   {"ops_us", ops}});
+    add_evidence(f, fmt::format("ProfilerStep#{}: {} wide, '{}' {}, of it in aten ops {}", s.step,
+                                us_str(s.width_us), o.annotation, us_str(s.annotation_us), us_str(in_ops)));
+  }
+  f.data["annotation"] = o.annotation;
+  f.data["steps"] = arr;
+  f.data["median_step_us"] = r3(median_width(steps));
+  if (anns.empty()) return fmt::format("no '{}' annotation inside the steps", o.annotation);
+  f.data["median_annotation_us"] = r3(median(anns));
+  f.data["outside_ops_share"] = r3(median(shares));
+  f.data["median_ops_us"] = median_ops(steps);
+  if (steps.size() > 1) first_step_ops(steps, f);
+  f.value =
+      fmt::format("median step {} on the CPU, '{}' {}, {:.0f}% of it outside its aten ops",
+                  us_str(median_width(steps)), o.annotation, us_str(median(anns)), 100 * median(shares));
+  if (o.reference) {
+    const View rv(*o.reference);
+    const auto ref = steps_cpu(rv, o.annotation);
+    if (!ref.empty() && median_width(ref) > 0) {
+      f.data["reference"] = o.reference_label;
+      f.data["reference_median_step_us"] = r3(median_width(ref));
+      f.data["over_reference"] = r3(median_width(steps) / median_width(ref));
+      f.value += fmt::format("; {:.2f}x {}'s median step ({})", median_width(steps) / median_width(ref),
+                             o.reference_label, us_str(median_width(ref)));
+    }
+  }
+  return measured(f, median(shares) >= 0.5
+                         ? "most of the step's CPU time is spent outside its aten ops: the layers around "
+                           "them (torch.compile's guards and wrappers, a runner) cost more than the ops"
+                         : "the step's CPU time is mostly its aten ops and their launches");
 }
 
 }  // namespace wb

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "lessons_detail.hpp"
+#include "workbook/cupti_census.hpp"
 #include "workbook/lessons.hpp"
 #include "workbook/peaks.hpp"
 
@@ -38,6 +39,23 @@ std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+// The CPU's side of the same count: launch, copy and memset calls per step (the trace's runtime
+// and driver rows, medians over the steps): one cudaGraphLaunch replaces a launch per kernel.
+void launch_calls_per_step(const TraceModel& m, Fact& f) {
+  const std::vector<ApiCounts> steps = trace_api_counts(m);
+  const ClassCounts c = median_step(steps);
+  f.data["kernel_launches_per_step"] = c[ApiClass::KernelLaunch];
+  f.data["graph_launches_per_step"] = c[ApiClass::GraphLaunch];
+  f.data["memcpy_calls_per_step"] = c[ApiClass::Memcpy];
+  f.data["memset_calls_per_step"] = c[ApiClass::Memset];
+  std::set<std::string> names;
+  for (const auto& s : steps)
+    for (const auto& [name, n] : s) names.insert(name);
+  json calls = json::object();
+  for (const auto& name : names) calls[name] = median_calls(steps, name);
+  f.data["calls_per_step"] = calls;
 }
 
 }  // namespace
@@ -149,6 +167,7 @@ std::string measure_work_per_step(const View& v, const FactOptions&, Fact& f) {
   f.data["memcpys_per_step"] = r3(by_class[KClass::Memcpy] / steps);
   f.data["kernel_names"] = names;
   f.data["uniform_kernels"] = distinct_counts.size() <= 1;
+  launch_calls_per_step(m, f);
   f.value = fmt::format(
       "{:.1f} kernels per step: {:.1f} GEMM + {:.1f} elementwise + {:.1f} other; "
       "{:.1f} memsets; {:.1f} GEMM ops on the CPU lane",

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -460,6 +461,76 @@ std::string measure_kernel_durations(const View& v, const FactOptions& o, Fact& 
 }
 
 // ---- 10. profiler artefacts and one-time setup -------------------------------------------
+namespace {
+// The innermost CPU op whose span holds [start, end] (an event on another row, such as a buffer
+// request on pid -1, happened while that op ran): down each CPU lane's call tree, at each level
+// the last event that starts at or before `start`.
+std::optional<EventIdx> innermost_op_around(const TraceModel& m, int64_t start, int64_t end) {
+  std::optional<EventIdx> best;
+  for (const CpuLane& lane : m.cpu_lanes()) {
+    const std::vector<EventIdx>* level = &lane.roots;
+    while (!level->empty()) {
+      const auto it = std::upper_bound(level->begin(), level->end(), start,
+                                       [&](int64_t t, EventIdx i) { return t < m.at(i).start_ns; });
+      if (it == level->begin()) break;
+      const EventIdx e = *std::prev(it);
+      if (m.at(e).end_ns() < end) break;
+      if (m.at(e).kind == Kind::CpuOp && (!best || m.at(e).dur_ns < m.at(*best).dur_ns)) best = e;
+      level = &m.children(e);
+    }
+  }
+  return best;
+}
+
+// Where each Activity Buffer Request sits: its row (Kineto draws it on pid -1, category
+// "overhead", not on a GPU stream), its step, the CPU op it ran during, and whether that op
+// launched its first device work only after the request ended (the request held the op up).
+json buffer_requests(const View& v) {
+  const TraceModel& m = v.m;
+  std::set<std::pair<int64_t, int64_t>> gpu_rows;
+  for (EventIdx d : v.all_device) gpu_rows.insert({m.at(d).pid, m.at(d).tid});
+  constexpr size_t kPlaced = 8;  // each placement looks at the device work: the first few are enough
+  json out = json::array();
+  for (EventIdx i = 0; i < m.trace().events.size() && out.size() < kPlaced; ++i) {
+    const Event& r = m.at(i);
+    if (r.name != "Activity Buffer Request") continue;
+    const StepWindow* s = m.step_at(r.start_ns);
+    json j = {{"pid", r.pid},
+              {"category", r.category},
+              {"dur_us", r3(us(r.dur_ns))},
+              {"on_gpu_stream_row", gpu_rows.count({r.pid, r.tid}) > 0},
+              {"step", s ? s->number : -1}};
+    const auto op = innermost_op_around(m, r.start_ns, r.end_ns());
+    j["during"] = op ? m.at(*op).name : "";
+    std::optional<int64_t> first_launch;
+    for (EventIdx d : v.all_device)
+      if (const auto l = m.launcher(d); l && op && m.op_of(d) == op)
+        first_launch = std::min(first_launch.value_or(m.at(*l).start_ns), m.at(*l).start_ns);
+    j["launch_after_request"] = first_launch ? json(*first_launch >= r.end_ns()) : json(nullptr);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+// For each kind of one-time event, the CPU ops it ran during (the innermost around it): whose
+// first call paid for it (chapter 01's cold run: the GEMM's setup under aten::mm). The first few
+// of each name are placed (a long training trace can hold thousands of cudaDeviceGetAttribute).
+json one_time_during(const TraceModel& m) {
+  constexpr int kPerName = 4;
+  std::map<std::string, std::set<std::string>> during;
+  std::map<std::string, int> seen;
+  for (EventIdx i = 0; i < m.trace().events.size(); ++i) {
+    const Event& e = m.at(i);
+    if (!is_one_time_event(e.name) || seen[e.name]++ >= kPerName) continue;
+    const auto op = innermost_op_around(m, e.start_ns, e.end_ns());
+    during[e.name].insert(op ? m.at(*op).name : "");
+  }
+  json out = json::object();
+  for (const auto& [name, ops] : during) out[name] = std::vector<std::string>(ops.begin(), ops.end());
+  return out;
+}
+}  // namespace
+
 std::string measure_profiler_artefacts(const View& v, const FactOptions&, Fact& f) {
   const TraceModel& m = v.m;
   std::map<std::string, std::pair<int, double>> found;  // name -> count, total us
@@ -493,6 +564,16 @@ std::string measure_profiler_artefacts(const View& v, const FactOptions&, Fact& 
   for (const auto& [name, nt] : found)
     if (name != "Activity Buffer Request") library.push_back(name);
   f.data["library_names"] = library;
+  f.data["requests"] = buffer_requests(v);
+  f.data["during"] = one_time_during(m);
+  // How long after the window opened the device row starts, and how long that first piece of
+  // device work waited after its own launch: a late first launch, not a queue, when the second is short.
+  if (!v.device.empty() && !m.steps().empty()) {
+    const Event& first = m.at(v.device.front());
+    f.data["window_to_first_device_us"] = r3(us(first.start_ns - m.steps().front().start_ns));
+    if (const auto l = m.launcher(v.device.front()))
+      f.data["first_device_launch_wait_us"] = r3(us(first.start_ns - m.at(*l).start_ns));
+  }
   f.value = count == 0 ? "no profiler or one-time setup events"
                        : fmt::format("{} one-time/profiler event{} ({} in total): {}", count,
                                      count == 1 ? "" : "s", us_str(total), join(keys(found), ", ", ""));
@@ -675,6 +756,45 @@ std::string measure_hot_ops(const View& v, const FactOptions&, Fact& f) {
 }
 
 // ---- torch.compile markers --------------------------------------------------------------
+// Per step: how often each marker ran (a compiled call enters its region once), and which
+// compiled graphs the steps called (the same "## Call CompiledFxGraph <hash> ##" every step: the
+// cache served one graph).
+namespace {
+void compile_markers_per_step(const View& v, Fact& f) {
+  const TraceModel& m = v.m;
+  const auto& steps = m.steps();
+  std::map<std::string, std::map<int, int>> counts;  // marker -> step -> calls
+  std::set<std::string> graphs, regions;
+  for (EventIdx i = 0; i < m.trace().events.size(); ++i) {
+    const Event& e = m.at(i);
+    const std::string_view marker = compile_marker(e.name);
+    if (marker.empty() || e.kind == Kind::GpuUserAnnotation) continue;
+    if (marker == "CompiledFxGraph") graphs.insert(e.name);
+    if (marker == "Torch-Compiled Region") regions.insert(e.name);
+    if (const StepWindow* s = m.step_at(e.start_ns)) counts[std::string(marker)][s->number]++;
+  }
+  json per_step = json::object(), once = json::array();
+  for (const auto& [marker, by_step] : counts) {
+    int calls = 0;
+    bool each_once = by_step.size() == steps.size() && !steps.empty();
+    for (const auto& [step, n] : by_step) {
+      calls += n;
+      each_once = each_once && n == 1;
+    }
+    per_step[marker] =
+        r3(static_cast<double>(calls) / static_cast<double>(std::max<size_t>(1, steps.size())));
+    if (each_once) once.push_back(marker);
+  }
+  f.data["steps"] = steps.size();
+  f.data["per_step"] = per_step;
+  f.data["once_every_step"] = once;
+  f.data["graphs"] = json(std::vector<std::string>(graphs.begin(), graphs.end()));
+  f.data["distinct_graphs"] = graphs.size();
+  f.data["regions"] = json(std::vector<std::string>(regions.begin(), regions.end()));
+  for (const auto& g : graphs) add_evidence(f, "compiled graph called: " + g);
+}
+}  // namespace
+
 std::string measure_compile_markers(const View& v, const FactOptions&, Fact& f) {
   const TraceModel& m = v.m;
   std::map<std::string, int> found;
@@ -689,6 +809,7 @@ std::string measure_compile_markers(const View& v, const FactOptions&, Fact& f) 
   f.data["markers"] = found;
   f.data["compiled"] = !found.empty();
   f.data["cache_hit"] = cache_hit;
+  compile_markers_per_step(v, f);
   f.value = found.empty() ? "no torch.compile markers (eager or C++ code)"
                           : "torch.compile rows: " + join(keys(found), ", ", "");
   return measured(f, found.empty() ? "the ops run eagerly"
@@ -804,6 +925,14 @@ const std::vector<ViewFact>& view_facts() {
         {{"/compiled", Op::Eq, true, Any}}},
        "",
        measure_compile_markers},
+      {"step_cpu",
+       "CPU time per step, and where it goes",
+       {"layers around the ops: >= half of '{annotation}' is CPU time outside its aten ops",
+        "eager code spends its annotation in the aten ops it calls; torch.compile's cache lookup, compiled "
+        "region and wrappers (or a runner) add CPU time around one op",
+        {{"/outside_ops_share", Op::Ge, 0.5, Any}}},
+       "",
+       measure_step_cpu},
       // chapters 02-04 (facts_chapters.cpp)
       {"kernel_gaps",
        "GPU idle between the kernels of each step",

@@ -147,11 +147,12 @@ using Op = Condition::Op;
 }  // namespace wb::lessons_detail
 
 namespace wb {
-// The measurements written outside lessons.cpp, for its view_facts(): chapters 02-04's
+// The measurements written outside lessons.cpp, for its view_facts(): chapters 02-05's
 // (facts_chapters.cpp) and Part 2's (facts_part2.cpp).
 std::string measure_kernel_gaps(const lessons_detail::View& v, const FactOptions& o, Fact& f);
 std::string measure_cpu_shares(const lessons_detail::View& v, const FactOptions& o, Fact& f);
 std::string measure_batch_chain(const lessons_detail::View& v, const FactOptions& o, Fact& f);
+std::string measure_step_cpu(const lessons_detail::View& v, const FactOptions& o, Fact& f);
 std::string measure_view_ops(const lessons_detail::View& v, const FactOptions& o, Fact& f);
 std::string measure_work_per_step(const lessons_detail::View& v, const FactOptions& o, Fact& f);
 std::string measure_gemm_tiles(const lessons_detail::View& v, const FactOptions& o, Fact& f);

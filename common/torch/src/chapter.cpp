@@ -492,7 +492,7 @@ int Run::exit_code(const RunOutputs& o) const {
 
 int Run::report_across(const std::vector<VariantRun>& runs, const std::string& annotation) {
   throw_if_interrupted("before writing the comparison");
-  const Problem problem{cfg_.size, cfg_.batch, dtype_bytes()};
+  const Problem problem = Problem::square(cfg_.size, cfg_.batch, dtype_bytes());
   const LessonsReport across = check_across(runs, problem, annotation);
   const std::string text = render_across(runs, across);
   {

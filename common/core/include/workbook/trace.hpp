@@ -3,7 +3,7 @@
 //
 // It can be filled two ways:
 //   * from a Kineto Chrome-trace JSON file (ours or Python's)  -> read_trace()   (trace_reader.hpp)
-//   * from the in-memory profiler result (LibTorch)           -> from_profiler_result() (profiler.hpp)
+//   * from the in-memory profiler result (LibTorch)           -> trace_from_result() (profiler.hpp)
 //
 // This header is torch-free on purpose: code that only reads traces compiles in seconds.
 #pragma once

@@ -83,13 +83,21 @@ struct Fact {
 };
 
 // What the trace cannot say and the caller knows: the problem that ran.
+// The product a chapter runs, for napkin math and throughput. Build one with a named
+// constructor: Problem::square(n, batch, dtype_bytes) or Problem::gemm(m, k, n, dtype_bytes).
 struct Problem {
-  int64_t n = 0;        // square matrices N x N; 0: unknown (throughput -> not applicable)
+  // Square products: N x N matrices. Rectangular ones: the output's columns (the weight is
+  // k x n). 0: unknown (throughput -> not applicable).
+  int64_t n = 0;
   int64_t batch = 1;    // leading batch dimension (bmm)
   int dtype_bytes = 2;  // 2: bf16/fp16, 4: fp32
   // Rectangular products (chapters 06-07): x is m x k, the weight k x n (nn.Linear(k, n) on m
   // rows; the GeGLU MLP: m tokens, k = dim, n = hidden). 0: the square N x N above.
   int64_t m = 0, k = 0;
+
+  static Problem square(int64_t n, int64_t batch, int dtype_bytes) { return {n, batch, dtype_bytes, 0, 0}; }
+  // x [m, k] times a weight [k, n]: nn.Linear(in_features = k, out_features = n) on m rows.
+  static Problem gemm(int64_t m, int64_t k, int64_t n, int dtype_bytes) { return {n, 1, dtype_bytes, m, k}; }
 };
 
 struct FactOptions {

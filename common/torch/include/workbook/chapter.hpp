@@ -2,16 +2,15 @@
 // dtype selection, the profiled loop, and the outputs (table.txt, trace.json, timeline.svg,
 // lessons) written atomically into --out.
 //
-// A chapter's main.cpp stays short:
+// A chapter's main.cpp stays short (chapters/01_cold_64/main.cpp is the whole of one):
 //
 //   int main(int argc, char** argv) {
-//     wb::Chapter ch{"01_cold_64", "Cold 64x64: reading the table and the trace"};
-//     return ch.main(argc, argv, [&](wb::Run& run) {
-//       auto x = torch::randn({run.size, run.size}, run.options());
+//     wb::Chapter ch{"01_cold_64", "Chapter 01: a cold 64x64 matmul + add, profiled"};
+//     return ch.main(argc, argv, [](wb::Run& run) {
+//       auto x = torch::randn({run.size(), run.size()}, run.options());
 //       ...
 //       auto cycle = run.profile([&] { wb::Annotation a("matmul_add"); ... });
-//       run.report(cycle);
-//       return 0;
+//       return run.exit_code(run.report(cycle));  // 3 under --check when a lesson fails
 //     });
 //   }
 #pragma once
@@ -111,7 +110,7 @@ struct ReportOptions {
   std::string variant;
   // The problem the lessons judge (napkin math, throughput) when it is not square: n > 0
   // replaces --size/--batch (chapters 06-07 set m, k, n). dtype_bytes is always the run's.
-  Problem problem{0, 1, 2, 0, 0};
+  Problem problem;  // n = 0: from --size/--batch
   // The napkin math printed before the table, given the device's name; empty: napkin_math.
   std::function<std::string(const std::string& device_name)> napkin;
 };
