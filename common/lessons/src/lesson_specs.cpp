@@ -451,7 +451,10 @@ std::vector<InspectTask> inspect_tasks(const FactOptions& o, const std::vector<s
   std::vector<InspectTask> tasks;
   for (const auto& fi : lessons_detail::view_facts()) {
     if (o.general && chapter_only(fi.id)) continue;
-    const bool per_annotation = fi.id == "dead_window" || fi.id == "dispatch_chain";
+    // The facts about one annotation; on a trace that is not a chapter's, step_cpu too (it has
+    // no other way to find one: the chapters name theirs).
+    const bool per_annotation =
+        fi.id == "dead_window" || fi.id == "dispatch_chain" || (o.general && fi.id == "step_cpu");
     if (!per_annotation || !o.annotation.empty()) {
       tasks.push_back({&fi, o, nullptr, false});
     } else if (annotations.empty()) {
