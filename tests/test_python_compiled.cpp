@@ -71,6 +71,9 @@ void check_platform(const std::string& platform) {
     }
   }
   // CPU per step above eager's, with eager's recording as the reference; eager vs itself is not.
+  // On the H200, reduce-overhead replays one CUDA graph per step and its CPU per step is back
+  // near eager's (recorded 1.02x, compile's 2.33x): the post's question of which mode lowers the
+  // CPU overhead. On the CPU there is no graph to replay, and it costs what compile does.
   for (const auto& v : kVariants) {
     wb::FactOptions o = runs.at(v)->options;
     o.reference = runs.at("eager")->model.get();
@@ -80,6 +83,8 @@ void check_platform(const std::string& platform) {
     REQUIRE(f.data.contains("over_reference"));
     if (v == "eager")
       CHECK(f.data["over_reference"].get<double>() == 1.0);
+    else if (v == "reduce_overhead" && platform != "cpu")
+      CHECK(f.data["over_reference"].get<double>() <= 1.25);
     else
       CHECK(f.data["over_reference"].get<double>() >= 1.5);
   }
