@@ -197,3 +197,22 @@ TEST_CASE("diff: batch 32 vs 64 of an MLP shows the largest time changes by defa
   CHECK(same.op_time_changes.empty());
   CHECK(wb::render_diff(same, wb::Format::Text).find("largest time changes") == std::string::npos);
 }
+
+TEST_CASE("diff: the same pair recorded on the H200 lists the GEMM kernels' time changes",
+          "[tools][cpu][diff]") {
+  // scripts/gpu/user_fixtures.sh: the MLP at batch 32 and 64 on the H200. The kernels keep their
+  // names where cuBLAS keeps its choice, and their time per step is what moved.
+  const fs::path data = fs::path(WORKBOOK_ROOT) / "tests/data/python";
+  const wb::Trace a = wb::read_trace(data / "cuda_mlp_b32.json.gz"),
+                  b = wb::read_trace(data / "cuda_mlp_b64.json.gz");
+  const wb::TraceModel ma(a), mb(b);
+  const wb::TraceDiff d = wb::diff_traces(ma, mb);
+  REQUIRE_FALSE(d.kernel_time_changes.empty());
+  int gemm = 0;
+  for (const auto& r : d.kernel_time_changes) {
+    CHECK((r.a_per_step > 0 && r.b_per_step > 0));
+    gemm += r.kernel_class == "gemm";
+  }
+  CHECK(gemm > 0);
+  CHECK_THAT(wb::render_diff(d, wb::Format::Text), ContainsSubstring("  kernel  "));
+}

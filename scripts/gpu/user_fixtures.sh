@@ -8,8 +8,8 @@
 #
 # Writes $OUT/python/cuda_{mlp,convnet}_stack.{json.gz,tables.json.gz},
 # cuda_mlp_stack_plain.{json.gz,tables.json.gz} and cuda_mlp_b{32,64}.json.gz: commit them into
-# tests/data/python/. tests/test_table_tool.cpp ("Python's bytes on the H200 recordings",
-# --group-by-stack-n) SKIPs while they are absent.
+# tests/data/python/ (tests/test_table_tool.cpp checks --group-by-stack-n against Python's
+# tables on them, tests/test_diff.cpp the batch pair).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/user_fixtures}

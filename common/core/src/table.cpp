@@ -346,9 +346,88 @@ void set_backward_stacks(const Trace& trace, const std::vector<Node>& nodes,
 
 // Each node's stack, as FunctionEvent.stack: the event's own (KinetoEvent::stack(), the saved
 // trace's "Call stack"), then backward ops take their forward op's.
+// The python_function events around each of `queries` (CPU-side events), innermost first: the
+// Python frames a launch call with no op to hang off ran in (cudaDeviceSynchronize under
+// torch.cuda.synchronize()), as the profiler's tree nests it by time.
+std::unordered_map<size_t, std::vector<std::string>> frames_around(const Trace& trace,
+                                                                   std::vector<size_t> queries) {
+  const auto& ev = trace.events;
+  std::vector<size_t> order = std::move(queries);
+  const size_t n_queries = order.size();
+  for (size_t i = 0; i < ev.size(); ++i)
+    if (ev[i].category == "python_function") order.push_back(i);
+  // By start; at a tie the frame first (it encloses), then the longer.
+  std::vector<char> is_query(ev.size(), 0);
+  for (size_t q = 0; q < n_queries; ++q) is_query[order[q]] = 1;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(ev[a].start_ns, is_query[a], b) < std::tie(ev[b].start_ns, is_query[b], a);
+  });
+  std::map<ThreadKey, std::vector<size_t>> open;  // per thread, the frames still open
+  std::unordered_map<size_t, std::vector<std::string>> out;
+  for (size_t i : order) {
+    auto& stack = open[{ev[i].pid, ev[i].tid}];
+    while (!stack.empty() && ev[stack.back()].end_ns() < ev[i].end_ns()) stack.pop_back();
+    if (!is_query[i]) {
+      stack.push_back(i);
+      continue;
+    }
+    auto& frames = out[i];
+    for (auto it = stack.rbegin(); it != stack.rend(); ++it)
+      if (keep_stack_entry(ev[*it].name)) frames.push_back(ev[*it].name);
+  }
+  return out;
+}
+
+// Each node's stack, as FunctionEvent.stack. Kineto writes a "Call stack" on the ops only; the
+// rest hang off something in the profiler's tree, and take the Python frames above it:
+//   a launch call and the device work it launched: the op that launched them (the one whose
+//   External id they carry; Kineto links them before the tree is built);
+//   a GPU-side annotation: the op that launched its first kernel (Kineto gives it that link);
+//   a launch call of no op (a synchronize): the Python frames it ran in.
+// Then backward ops take their forward op's stack.
 std::vector<std::vector<std::string>> node_stacks(const Trace& trace, const std::vector<Node>& nodes) {
+  const auto& ev = trace.events;
+  // No op with a stack: not verbose, and Python keeps no stack for any event then.
+  if (std::none_of(ev.begin(), ev.end(), [](const Event& e) { return !e.stack.empty(); }))
+    return std::vector<std::vector<std::string>>(nodes.size());
+  std::unordered_map<int64_t, const Event*> op_by_id;
+  std::vector<const Event*> device;  // device work, by start
+  for (const Event& e : ev) {
+    if ((e.kind == Kind::CpuOp || e.kind == Kind::UserAnnotation) && e.id > 0) op_by_id.emplace(e.id, &e);
+    if (is_device_work(e)) device.push_back(&e);
+  }
+  std::sort(device.begin(), device.end(),
+            [](const Event* a, const Event* b) { return a->start_ns < b->start_ns; });
+  auto stack_of_op = [&](int64_t id) {
+    const auto it = op_by_id.find(id);
+    return it == op_by_id.end() ? std::vector<std::string>{} : it->second->stack;
+  };
   std::vector<std::vector<std::string>> out(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) out[i] = trace.events[nodes[i].event].stack;
+  std::vector<size_t> unlinked;  // launch calls of no op
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Event& e = ev[nodes[i].event];
+    out[i] = e.stack;
+    if (!e.stack.empty() || e.kind == Kind::CpuOp || e.kind == Kind::UserAnnotation) continue;
+    if (e.kind == Kind::GpuUserAnnotation) {
+      auto first = std::lower_bound(device.begin(), device.end(), e.start_ns,
+                                    [](const Event* d, int64_t t) { return d->start_ns < t; });
+      for (; first != device.end() && (*first)->start_ns <= e.end_ns(); ++first)
+        if ((*first)->pid == e.pid) {
+          out[i] = stack_of_op((*first)->linked_id);
+          break;
+        }
+    } else if (e.linked_id > 0 && op_by_id.count(e.linked_id)) {
+      out[i] = stack_of_op(e.linked_id);
+    } else if (nodes[i].side == Side::Cpu) {
+      unlinked.push_back(i);
+    }
+  }
+  if (!unlinked.empty()) {
+    std::vector<size_t> events;
+    for (size_t i : unlinked) events.push_back(nodes[i].event);
+    auto frames = frames_around(trace, events);
+    for (size_t i : unlinked) out[i] = std::move(frames[nodes[i].event]);
+  }
   set_backward_stacks(trace, nodes, out);
   return out;
 }
