@@ -152,18 +152,7 @@ TEST_CASE("the installed package builds examples/your_model, which profiles an e
   const fs::path prefix = build / "package-test" / "prefix", consumer = build / "package-test" / "your_model";
   fs::remove_all(prefix);  // only what this build installs
 
-  auto step = [](const std::string& what, const std::vector<std::string>& args, double timeout_s) {
-    const auto r = proc::run(WB_CMAKE_COMMAND, args, timeout_s);
-    INFO(what << ": cmake " <<
-         [&] {
-           std::string s;
-           for (auto& a : args) s += a + " ";
-           return s;
-         }() << "\n"
-              << show(r));
-    REQUIRE(r.code == 0);
-  };
-  step("install", {"--install", build.string(), "--prefix", prefix.string()}, 120);
+  cmake_step("install", {"--install", build.string(), "--prefix", prefix.string()}, 120);
   CHECK(fs::exists(prefix / "include/workbook/profiler.hpp"));
   CHECK(fs::exists(prefix / "include/workbook/trace_reader.hpp"));
   CHECK(fs::exists(prefix / "lib/cmake/TorchProfilerWorkbook/TorchProfilerWorkbookConfig.cmake"));
@@ -173,29 +162,14 @@ TEST_CASE("the installed package builds examples/your_model, which profiles an e
   CHECK_THAT(targets, !ContainsSubstring("libc10"));
   CHECK_THAT(targets, !ContainsSubstring(root.string()));
 
-  std::vector<std::string> configure = {"-S",
-                                        (root / "examples/your_model").string(),
-                                        "-B",
-                                        consumer.string(),
-                                        "-G",
-                                        WB_CMAKE_GENERATOR,
-                                        "-DCMAKE_PREFIX_PATH=" + prefix.string() + ";" + WB_PREFIX_PATH,
-                                        "-DTorch_DIR=" WB_TORCH_DIR,
-                                        "-DCMAKE_CXX_COMPILER=" WB_CXX_COMPILER,
-                                        "-DCMAKE_BUILD_TYPE=" WB_BUILD_TYPE,
-                                        "-DCMAKE_CXX_FLAGS=" WB_CXX_FLAGS};
-  if (!std::string(WB_CCACHE).empty()) configure.push_back("-DCMAKE_CXX_COMPILER_LAUNCHER=" WB_CCACHE);
-  step("configure examples/your_model", configure, 300);
-  step("build examples/your_model", {"--build", consumer.string()}, 900);
+  configure_consumer(root / "examples/your_model", consumer, prefix);
+  cmake_step("build examples/your_model", {"--build", consumer.string()}, 900);
   const fs::path program = consumer / "your_model";
 
   // examples/minimal, built on its own against the same installed package, runs too.
   const fs::path minimal = build / "package-test" / "minimal";
-  std::vector<std::string> configure_minimal = configure;
-  configure_minimal[1] = (root / "examples/minimal").string();
-  configure_minimal[3] = minimal.string();
-  step("configure examples/minimal", configure_minimal, 300);
-  step("build examples/minimal", {"--build", minimal.string()}, 900);
+  configure_consumer(root / "examples/minimal", minimal, prefix);
+  cmake_step("build examples/minimal", {"--build", minimal.string()}, 900);
   {
     const fs::path out = proc::scratch("example_minimal_package");
     const auto m = proc::run(minimal / "example_minimal", {out.string()});
