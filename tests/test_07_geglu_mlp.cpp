@@ -77,7 +77,7 @@ TEST_CASE("fused MLP: the compiled and hand-written variants pass their lessons,
 }
 
 // The % of peak conditions, with the H200 numbers on each side of the threshold. The thresholds
-// (lesson_specs.json): GEMMs >= 40% of 989 TFLOP/s (97.8 us for 38.7 GFLOP), AOTI's fused kernel
+// (lessons.json): GEMMs >= 40% of 989 TFLOP/s (97.8 us for 38.7 GFLOP), AOTI's fused kernel
 // >= 40% of 4.80 TB/s (78.6 us for 151 MB), the hand-written one >= 60% (52.4 us).
 TEST_CASE("07's % of peak patterns: the H200 times pass with room, slow kernels fail", "[ch07][cpu]") {
   auto judged = [](Mlp v, const char* spec, part2::MlpTimes k) {

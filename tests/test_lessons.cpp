@@ -504,7 +504,7 @@ TEST_CASE("peaks: the table is common/core/data/device_peaks.json; a broken one 
   CHECK_THAT(error_of(ok, "[]"), ContainsSubstring("datasheets: needs an object"));
 }
 
-TEST_CASE("lesson specs: common/lessons/data/lesson_specs.json; a broken one says where", "[lessons][cpu]") {
+TEST_CASE("lesson specs: chapters/NN_name/lessons.json; a broken one says where", "[lessons][cpu]") {
   // The compiled-in file: every entry read, shared lessons and same_as resolved.
   const auto& specs = wb::lesson_specs();
   CHECK(specs.size() == 21);  // 18, and the three Python traces of chapter 05 (issue 24)

@@ -1,5 +1,5 @@
 // Run by the build (target check_data, common/lessons/CMakeLists.txt): the data files compiled
-// into the libraries must read, so a typo in common/lessons/data/lesson_specs.json or
+// into the libraries must read, so a typo in a chapter's lessons.json or
 // common/core/data/device_peaks.json stops the build with an error naming the entry and field.
 #include <cstdio>
 

@@ -7,7 +7,7 @@
 //   pointwise_traffic  the bytes the pointwise stage moves, in units of the [m, n] intermediate
 //
 // Registered with the other facts in lessons.cpp (view_facts()); judged by the chapter specs in
-// lesson_specs.json. Classification comes from workbook/rules.hpp, medians from workbook/stats.hpp.
+// the chapters' lessons.json. Classification comes from workbook/rules.hpp, medians from workbook/stats.hpp.
 #include <fmt/format.h>
 
 #include <algorithm>

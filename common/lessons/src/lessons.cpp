@@ -2,7 +2,7 @@
 // numbers came from, and one row of view_facts() (at the end): its id, title and default
 // pattern. ViewFact::fn (lessons_detail.cpp) does the rest, the same for every fact: start,
 // the CPU-only check, the measurement, then judge or say why not. The chapter specs live in
-// common/lessons/data/lesson_specs.json.
+// chapters/NN_name/lessons.json.
 #include "workbook/lessons.hpp"
 
 #include <fmt/format.h>

@@ -151,12 +151,20 @@ struct LessonSpec {
   int min_cpu_passes = 1;
 };
 
-// The chapters' specs: common/lessons/data/lesson_specs.json, compiled into the library.
+// The chapters' specs: each chapter's chapters/NN_name/lessons.json, with the lessons several
+// chapters share in common/lessons/data/lesson_specs.json, compiled into the library.
 const std::vector<LessonSpec>& lesson_specs();
 const LessonSpec* find_lesson_spec(std::string_view chapter);  // nullptr: unknown chapter
 // Reads a specs file in that form (source names it in errors); throws SpecError
 // (workbook/json_spec.hpp) saying where a broken one is broken.
 std::vector<LessonSpec> parse_lesson_specs(std::string_view text, const std::string& source);
+// The compiled-in form: the shared file ({"shared": {NAME: lesson}}) and one file per chapter
+// ({"specs": [...]}, each entry that chapter or one of its runs, named by the file's folder).
+struct SpecFile {
+  std::string path;  // "chapters/01_cold_64/lessons.json": named in errors
+  std::string_view text;
+};
+std::vector<LessonSpec> parse_lesson_spec_files(const SpecFile& shared, const std::vector<SpecFile>& chapters);
 
 struct LessonsReport {
   std::string kind = "lessons";  // "lessons": a chapter's expectations; "inspect": cheatsheet

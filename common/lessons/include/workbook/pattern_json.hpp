@@ -1,5 +1,5 @@
 // Patterns written as JSON, read in one place. Two files use this form: the lesson specs
-// (common/lessons/data/lesson_specs.json) and the exercises' checks (exercises/exercises.json).
+// (chapters/NN_name/lessons.json) and the exercises' checks (exercises/exercises.json).
 // A check, or a lesson, looks like this:
 //
 //   {"fact": "overhead_bound", "text": "what should hold", "why": "why this tolerance",

@@ -28,7 +28,7 @@
 //   <!--fig label=seed-->       the original post's (A100) measurement
 //   <!--fig label=datasheet-->  a vendor's published peak
 //   <!--fig label=calc-->       napkin arithmetic from the shapes (no run)
-//   <!--fig label=spec-->       a threshold a lesson states (lesson_specs.json)
+//   <!--fig label=spec-->       a threshold a lesson states (a chapter's lessons.json)
 // and a whole passage: <!--fig label=seed begin--> ... <!--fig end-->.
 // A fenced code block that quotes a recorded file verbatim follows a line
 //   <!--fig-block docs/parity/h200/cpp_table.txt-->
