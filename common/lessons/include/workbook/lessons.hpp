@@ -164,7 +164,8 @@ struct SpecFile {
   std::string path;  // "chapters/01_cold_64/lessons.json": named in errors
   std::string_view text;
 };
-std::vector<LessonSpec> parse_lesson_spec_files(const SpecFile& shared, const std::vector<SpecFile>& chapters);
+std::vector<LessonSpec> parse_lesson_spec_files(const SpecFile& shared,
+                                                const std::vector<SpecFile>& chapters);
 
 struct LessonsReport {
   std::string kind = "lessons";  // "lessons": a chapter's expectations; "inspect": cheatsheet
