@@ -50,8 +50,8 @@ Done run_one(const fg::FileSet& f, const std::string& root, bool update) {
   d.result = fg::process(root, d.source, o);
   d.page = d.result.page;
   for (const auto& c : d.result.changes)
-    std::cout << d.name << ":" << c.line << ": " << c.old_text << " -> " << c.new_text << "  [" << c.ref << "]"
-              << (update ? "" : " (differs)") << "\n";
+    std::cout << d.name << ":" << c.line << ": " << c.old_text << " -> " << c.new_text << "  [" << c.ref
+              << "]" << (update ? "" : " (differs)") << "\n";
   for (const auto& p : d.result.problems) std::cerr << d.name << ":" << p.line << ": " << p.message << "\n";
   return d;
 }
@@ -72,7 +72,8 @@ int stale_pages(const std::vector<Done>& done, const std::vector<fs::path>& plai
     const size_t at = text.find("<!--fig");
     if (at == std::string::npos) continue;
     ++n;
-    std::cerr << shown(p, root) << ":" << 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')
+    std::cerr << shown(p, root) << ":"
+              << 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')
               << ": a <!--fig marker: write the page as NAME.src.md with {{...}} placeholders\n";
   }
   return n;
@@ -110,13 +111,15 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"generate", "check", "update"}));
   app.add_option("sources", files, "NAME.src.md files (default: every source of the workbook)");
   app.add_option("--root", root, "the repository root")->check(CLI::ExistingDirectory);
-  app.add_flag("--require-marks", strict, "every number-with-unit in the SOURCEs must be a placeholder or labelled");
+  app.add_flag("--require-marks", strict,
+               "every number-with-unit in the SOURCEs must be a placeholder or labelled");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<fg::FileSet> set = files.empty() ? fg::default_files(root) : std::vector<fg::FileSet>{};
   for (const auto& f : files) {
     if (!fs::exists(f) || !fg::is_source(f)) {
-      std::cerr << "figures: " << f << (fs::exists(f) ? " is not a NAME.src.md source" : ": no such file") << "\n";
+      std::cerr << "figures: " << f << (fs::exists(f) ? " is not a NAME.src.md source" : ": no such file")
+                << "\n";
       return 2;
     }
     set.push_back({f, strict});
@@ -132,7 +135,8 @@ int main(int argc, char** argv) {
   }
   const std::vector<fs::path> plain = files.empty() ? plain_pages(root) : std::vector<fs::path>{};
   const int stale = bad == 0 && mode == "check" ? stale_pages(done, plain, root) : 0;
-  const int written = bad == 0 && problems == 0 && mode != "check" ? write_all(done, mode == "update", root) : 0;
+  const int written =
+      bad == 0 && problems == 0 && mode != "check" ? write_all(done, mode == "update", root) : 0;
   std::cerr << "figures: " << set.size() << " sources, " << sourced << " sourced figures, " << blocks
             << " quoted files, " << labelled << " labelled; " << changes
             << (mode == "update" ? " rewritten, " : " differ, ") << bad << " bad placeholders, " << problems
@@ -143,6 +147,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (problems && mode != "check")
-    std::cerr << "figures: nothing written; fix the sources (or take the recorded values: ./workbook docs --update)\n";
+    std::cerr << "figures: nothing written; fix the sources (or take the recorded values: ./workbook docs "
+                 "--update)\n";
   return problems || stale ? 1 : 0;
 }

@@ -235,7 +235,8 @@ std::vector<std::string> markdown_cells(std::string_view line) {
 
 bool is_delimiter_row(const std::vector<std::string>& cells) {
   static const std::regex delim(R"(:?-+:?)");
-  return std::all_of(cells.begin(), cells.end(), [](const std::string& c) { return std::regex_match(c, delim); });
+  return std::all_of(cells.begin(), cells.end(),
+                     [](const std::string& c) { return std::regex_match(c, delim); });
 }
 
 // A cell of a Markdown table: "row=NAME;col=HEADER" (the first cell is NAME) or

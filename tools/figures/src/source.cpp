@@ -135,7 +135,8 @@ void figure(State& st, const std::string& body, LineOut& out) {
         if (st.opts.update)
           printed = now;
         else
-          st.problem("'" + printed + "' but the recording says " + now + " (" + std::to_string(v) + ") at " + rest);
+          st.problem("'" + printed + "' but the recording says " + now + " (" + std::to_string(v) + ") at " +
+                     rest);
       }
     } catch (const std::exception& e) {
       st.problem(std::string(e.what()) + " [" + rest + "]", true);
@@ -154,7 +155,9 @@ void passage_marker(State& st, const std::string& body, LineOut& out) {
   if (!is_label(label)) {
     st.problem("unknown label '" + label + "' (seed, datasheet, calc, spec)", true);
   } else if (body[0] == '#') {
-    if (st.passage) st.problem("{{#" + label + "}} inside the passage opened on line " + std::to_string(st.passage_line), true);
+    if (st.passage)
+      st.problem("{{#" + label + "}} inside the passage opened on line " + std::to_string(st.passage_line),
+                 true);
     st.passage = label;
     st.passage_line = st.lineno;
     ++st.res.labelled;
@@ -162,6 +165,20 @@ void passage_marker(State& st, const std::string& body, LineOut& out) {
     st.problem("{{/" + label + "}} closes no {{#" + label + "}}", true);
   } else {
     st.passage.reset();
+  }
+}
+
+// Where the next placeholder starts at or after `pos`, skipping `code spans` on the line (a
+// placeholder written in a code span is an example, shown as written).
+size_t next_placeholder(const std::string& line, size_t pos) {
+  while (true) {
+    const size_t at = line.find("{{", pos), tick = line.find('`', pos);
+    if (at == std::string::npos || tick == std::string::npos || at < tick) return at;
+    const size_t run = line.find_first_not_of('`', tick),
+                 n = (run == std::string::npos ? line.size() : run) - tick;
+    const size_t close = line.find(std::string(n, '`'), tick + n);
+    if (close == std::string::npos) return at;
+    pos = close + n;
   }
 }
 
@@ -173,7 +190,7 @@ LineOut prose_line(State& st, const std::string& line) {
   std::vector<Span> passages;
   size_t pos = 0;
   while (pos <= line.size()) {
-    const size_t at = line.find("{{", pos);
+    const size_t at = next_placeholder(line, pos);
     const std::string text = line.substr(pos, at == std::string::npos ? std::string::npos : at - pos);
     out.source += text;
     out.page += text;
@@ -300,8 +317,9 @@ Result process(const fs::path& root, std::string& source, const Options& opts) {
   }
   st.lineno = static_cast<int>(lines.size());
   if (st.passage)
-    st.problem("{{#" + *st.passage + "}} opened on line " + std::to_string(st.passage_line) + " is never closed",
-               true);
+    st.problem(
+        "{{#" + *st.passage + "}} opened on line " + std::to_string(st.passage_line) + " is never closed",
+        true);
   if (st.in_code) st.problem("unclosed code block", true);
   if (opts.update) source = join_lines(st.source_out);
   st.res.page = generated_line(opts.source_name) + "\n" + join_lines(st.page_out);
@@ -337,7 +355,8 @@ std::vector<fs::path> pages(const fs::path& root) {
   for (const char* dir : {"docs", "exercises", "solutions"}) {
     if (!fs::is_directory(root / dir)) continue;
     for (const auto& f : fs::recursive_directory_iterator(root / dir))
-      if (f.is_regular_file() && f.path().extension() == ".md" && !is_source(f.path())) out.push_back(f.path());
+      if (f.is_regular_file() && f.path().extension() == ".md" && !is_source(f.path()))
+        out.push_back(f.path());
   }
   std::sort(out.begin(), out.end());
   return out;

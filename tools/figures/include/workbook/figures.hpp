@@ -19,7 +19,8 @@
 //            when it stood between two blank lines)
 //   {{include docs/parity/h200/cpp_table.txt}}   alone on a line inside a fenced code block:
 //            the page quotes the file there, verbatim (trailing blank lines aside)
-// Inside fenced code only the include line is read; `{{` elsewhere in code is code.
+// Inside fenced code only the include line is read; `{{` elsewhere in code is code, and so is a
+// placeholder in a `code span` (on one line): an example, shown as written.
 //
 // FILE lives under expected_output/ (a reference that starts with a platform folder, "h200/...",
 // "cpu/...") or under docs/ ("docs/..."). Selectors:
