@@ -34,12 +34,14 @@ for f in "${files[@]}"; do
   html=$("$renderer" -e table "$f")
   got=$(grep -c '<table>' <<<"$html" || true)
   broken=$(grep -n '^<p>|' <<<"$html" | cut -c1-160 || true)
-  markers=$(grep -n '<!--fig' "$f" | cut -c1-160 || true)
+  markers=$(grep -c '<!--fig' "$f" || true)
+  [ "$markers" != 0 ] || markers=""
   if [ "$got" -lt "$want" ] || [ -n "$broken" ] || [ -n "$markers" ]; then
     bad=$((bad + 1))
     echo "$f: $want table(s) written, $got rendered"
     [ -z "$broken" ] || sed 's/^/    shows as text: /' <<<"$broken"
-    [ -z "$markers" ] || sed 's/^/    a figure marker (write NAME.src.md with {{...}} placeholders): /' <<<"$markers"
+    [ -z "$markers" ] || echo "    $markers line(s) with a figure marker (<!--fig), the first: line" \
+      "$(grep -n -m1 '<!--fig' "$f" | cut -d: -f1); write NAME.src.md with {{...}} placeholders (./workbook docs)"
   fi
 done
 if [ "$bad" -gt 0 ]; then
