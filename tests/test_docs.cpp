@@ -284,6 +284,7 @@ TEST_CASE("every generated page is what its source generates; no page holds a ma
     const std::string first = text.substr(0, text.find('\n'));
     CHECK((first.find("<!-- generated from ") == 0) == is_generated);
     CHECK(text.find("<!-- generated from ", 1) == std::string::npos);
+    if (is_generated) CHECK(text.find("<!--", 1) == std::string::npos);  // no other machinery
   }
   CHECK(plain >= 5);  // docs/glossary.md, docs/instructors.md, exercises/README.md, ...
 }
@@ -430,6 +431,10 @@ TEST_CASE("figures: the page drops marker-only lines and keeps everything else",
         "<!-- generated from T.src.md by ./workbook docs: edit that file -->\n"
         "# T\n\n| a | b |\n| --- | --- |\n| 1 | 2 us |\n\nNext 3 µs.\n");
   // code is code: braces in a fenced block are not placeholders
+  // a whole-line comment is a note for the source's authors (the snippet check's marks)
+  std::string note = "Text.\n\n<!-- snippet: examples/minimal/main.cpp#loop -->\n```cpp\nint x;\n```\n";
+  CHECK(fg::process(kRoot, note, o).page ==
+        fg::generated_line("T.src.md") + "\nText.\n\n```cpp\nint x;\n```\n");
   std::string code = "```cpp\nauto t = torch::tensor({{1, 2}});\n```\n";
   CHECK(fg::process(kRoot, code, o).page.find("{{1, 2}}") != std::string::npos);
   std::string span = "Write `{{174 h200/x.json#/a}} us` for {{174 calc}} us.\n";

@@ -78,6 +78,11 @@ std::vector<std::string> file_lines(const std::string& text) {
   return v;
 }
 
+bool is_comment_line(const std::string& line) {
+  const std::string t = trim(line);
+  return starts_with(t, "<!--") && ends_with(t, "-->") && t.find("-->") == t.size() - 3;
+}
+
 bool is_fence(const std::string& line) {
   std::string t = trim(line);
   return starts_with(t, "```") || starts_with(t, "~~~");
@@ -286,7 +291,9 @@ void one_line(State& st, const std::string& line) {
     return;
   }
   st.skip_blank = false;
-  if (!blank && out.markers_only) {  // a line of passage markers only: not on the page
+  // A line of passage markers only, or a whole-line HTML comment (a note for the source's
+  // authors, such as a snippet check's <!-- snippet: FILE#NAME -->): not on the page.
+  if (!blank && (out.markers_only || is_comment_line(line))) {
     st.skip_blank = st.page_out.empty() || trim(st.page_out.back()).empty();
     return;
   }
