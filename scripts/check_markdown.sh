@@ -8,6 +8,8 @@
 # A table is counted in the source by its delimiter row (| --- | --- |) outside fenced code. The
 # file fails when it renders fewer <table>s than that, or when a rendered paragraph starts with
 # a pipe: a table that broke (a comment or a blank line between its rows) and shows as text.
+# A file that holds a figure marker (<!--fig) fails too: a page is read raw, and its figures are
+# plain numbers (a generated page's placeholders live in its NAME.src.md, tools/figures).
 # Exit 1 naming each broken file and the rows that show as text; 2 when cmark-gfm is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,14 +34,18 @@ for f in "${files[@]}"; do
   html=$("$renderer" -e table "$f")
   got=$(grep -c '<table>' <<<"$html" || true)
   broken=$(grep -n '^<p>|' <<<"$html" | cut -c1-160 || true)
-  if [ "$got" -lt "$want" ] || [ -n "$broken" ]; then
+  markers=$(grep -c '<!--fig' "$f" || true)
+  [ "$markers" != 0 ] || markers=""
+  if [ "$got" -lt "$want" ] || [ -n "$broken" ] || [ -n "$markers" ]; then
     bad=$((bad + 1))
     echo "$f: $want table(s) written, $got rendered"
     [ -z "$broken" ] || sed 's/^/    shows as text: /' <<<"$broken"
+    [ -z "$markers" ] || echo "    $markers line(s) with a figure marker (<!--fig), the first: line" \
+      "$(grep -n -m1 '<!--fig' "$f" | cut -d: -f1); write NAME.src.md with {{...}} placeholders (./workbook docs)"
   fi
 done
 if [ "$bad" -gt 0 ]; then
-  echo "$bad of $checked Markdown file(s) have a table that does not render (cmark-gfm -e table FILE shows it)"
+  echo "$bad of $checked Markdown file(s) have a table that does not render (cmark-gfm -e table FILE shows it) or a figure marker"
   exit 1
 fi
-echo "$checked Markdown files: every table renders"
+echo "$checked Markdown files: every table renders, no figure marker"

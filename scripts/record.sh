@@ -123,7 +123,8 @@ else
   mv "$stage/PROVENANCE" "$dest/PROVENANCE"
 fi
 echo "[record] wrote $dest" >&2
-# The READMEs quote these recordings: re-sync every marked figure from them (tools/figures).
+# The READMEs quote these recordings: take every figure of the sources (NAME.src.md) from them and
+# regenerate the pages (tools/figures; ./workbook docs --update does the same).
 if [ -x "$build/bin/figures" ]; then
   "$build/bin/figures" update --root . || echo "[record] figures update reported problems (see above)" >&2
 else

@@ -1,8 +1,10 @@
 // The documentation's figures and links ([docs], torch-free).
-//   - every figure a chapter README or docs page marks agrees with the recording it names, at
-//     the precision the text prints (tools/figures), and no number-with-unit goes unbacked;
-//   - the check fails on a scratch copy with one figure changed, on a marker whose recording is
-//     missing, and on a new unmarked figure;
+//   - every figure a source (NAME.src.md) quotes agrees with the recording it names, at the
+//     precision the text prints (tools/figures), and no number-with-unit goes unbacked;
+//   - every generated page (NAME.md) is what its source generates, and no page a learner reads
+//     holds a <!--fig marker or a placeholder; a chapter README without a source is plain;
+//   - the checks fail on scratch copies: a page edited by hand, a source figure changed, bad
+//     placeholders (exit 2, FILE:LINE, nothing written), a missing recording, an unbacked figure;
 //   - docs/glossary.md defines every term, each chapter README links it, every relative link
 //     resolves to a file and, with #anchor, to a heading that exists;
 //   - each chapter README links a glossary term where the term first appears in its prose (the
@@ -35,11 +37,8 @@ std::string report(const std::string& name, const fg::Result& r) {
   return s;
 }
 
-std::vector<fs::path> markdown_pages() {
-  std::vector<fs::path> v;
-  for (const auto& f : fg::default_files(kRoot)) v.push_back(f.path);
-  return v;
-}
+// The pages a learner reads (generated or plain).
+std::vector<fs::path> markdown_pages() { return fg::pages(kRoot); }
 
 bool is_chapter_readme(const fs::path& p) {
   return p.filename() == "README.md" && p.parent_path().parent_path().filename() == "chapters";
@@ -233,87 +232,229 @@ std::vector<std::string> missing_rules(const std::string& sheet, const std::set<
 }
 }  // namespace
 
-TEST_CASE("every marked figure agrees with its recording; no figure is unbacked", "[docs][cpu]") {
+TEST_CASE("every figure in a source agrees with its recording; no figure is unbacked", "[docs][cpu]") {
   auto files = fg::default_files(kRoot);
-  int chapter_readmes = 0;
+  int chapter_sources = 0;
   for (const auto& f : files) {
     std::string text = proc::slurp(f.path);
-    fg::Result r = fg::process(kRoot, text, {false, f.require_marks});
+    fg::Options o;
+    o.require_marks = f.require_marks;
+    fg::Result r = fg::process(kRoot, text, o);
     INFO(report(fs::relative(f.path, kRoot).string(), r));
     CHECK(r.problems.empty());
-    if (f.path.filename() == "README.md" && f.path.parent_path().parent_path().filename() == "chapters") {
-      ++chapter_readmes;
+    if (f.path.filename() == "README.src.md" && f.path.parent_path().parent_path().filename() == "chapters") {
+      ++chapter_sources;
       CHECK(f.require_marks);
       CHECK(r.sourced >= 5);  // each chapter quotes its recording
     }
   }
-  CHECK(chapter_readmes >= 5);
+  CHECK(chapter_sources >= 7);
+  CHECK(fs::exists(kRoot / "README.src.md"));
+  CHECK(fs::exists(kRoot / "docs/performance.src.md"));
+}
+
+TEST_CASE("every generated page is what its source generates; no page holds a marker", "[docs][cpu]") {
+  int generated = 0;
+  for (const auto& f : fg::default_files(kRoot)) {
+    std::string text = proc::slurp(f.path);
+    fg::Options o;
+    o.source_name = f.path.filename().string();
+    const fg::Result r = fg::process(kRoot, text, o);
+    const fs::path page = fg::page_of(f.path);
+    INFO(fs::relative(page, kRoot).string()
+         << " is stale at line " << fg::first_difference(proc::slurp(page), r.page)
+         << ": run ./workbook docs");
+    REQUIRE(fs::exists(page));
+    CHECK(proc::slurp(page) == r.page);
+    ++generated;
+  }
+  CHECK(generated >= 9);  // the seven chapters, README.md, docs/performance.md
+  int plain = 0;
+  for (const auto& page : fg::pages(kRoot)) {
+    const std::string text = proc::slurp(page);
+    const bool is_generated = fs::exists(page.parent_path() / (page.stem().string() + ".src.md"));
+    plain += is_generated ? 0 : 1;
+    INFO(fs::relative(page, kRoot).string());
+    CHECK(text.find("<!--fig") == std::string::npos);  // read raw, a page has no markers
+    // nor placeholders (one in a `code span` is an example, and `{{1, 2}}` in C++ is code)
+    static const std::regex placeholder(
+        R"((^|[^`])\{\{(\d[\d,]*(\.\d+)? ([^}]*#[^}]*|seed|datasheet|calc|spec)|[#/](seed|datasheet|calc|spec)|include [^}]+)\}\})");
+    CHECK_FALSE(std::regex_search(text, placeholder));
+    // a generated page says so on its first line, and only there
+    const std::string first = text.substr(0, text.find('\n'));
+    CHECK((first.find("<!-- generated from ") == 0) == is_generated);
+    CHECK(text.find("<!-- generated from ", 1) == std::string::npos);
+    if (is_generated) CHECK(text.find("<!--", 1) == std::string::npos);  // no other machinery
+  }
+  CHECK(plain >= 5);  // docs/glossary.md, docs/instructors.md, exercises/README.md, ...
+}
+
+namespace {
+// A scratch copy of chapter 01's source and page, checked against the real recordings.
+struct Scratch {
+  fs::path dir = proc::scratch("docs_pages");
+  fs::path src = dir / "README.src.md", page = dir / "README.md";
+  std::string source = proc::slurp(kRoot / "chapters/01_cold_64/README.src.md");
+  std::string original_page = proc::slurp(kRoot / "chapters/01_cold_64/README.md");
+  Scratch() {
+    std::ofstream(src) << source;
+    std::ofstream(page) << original_page;
+  }
+  ~Scratch() { fs::remove_all(dir); }
+  proc::Exit figures(const std::string& mode) const {
+    return proc::run(proc::bin("figures"), {mode, src.string(), "--require-marks", "--root", kRoot.string()});
+  }
+};
+}  // namespace
+
+TEST_CASE("figures: a stale page, a figure off its recording and a bad placeholder each fail",
+          "[docs][cpu]") {
+  Scratch s;
+  REQUIRE(s.figures("check").code == 0);
+  // The page's first step width (162 us at the time of writing: read from the text) edited by hand.
+  static const std::regex width(R"(The H200 C\+\+ run: (\d+) / )");
+  std::smatch m;
+  REQUIRE(std::regex_search(s.original_page, m, width));
+  const std::string shown = m[1].str(), other = std::to_string(std::stoi(shown) + 7);
+  SECTION("the page edited by hand: check names the line, generate puts it back") {
+    std::string edited = s.original_page;
+    edited.replace(static_cast<size_t>(m.position(1)), shown.size(), other);
+    std::ofstream(s.page) << edited;
+    auto e = s.figures("check");
+    CHECK(e.code == 1);
+    const int line = fg::first_difference(edited, s.original_page);
+    CHECK(e.err.find("README.md:" + std::to_string(line) + ": differs from what README.src.md generates") !=
+          std::string::npos);
+    CHECK(s.figures("generate").code == 0);
+    CHECK(proc::slurp(s.page) == s.original_page);
+  }
+  SECTION("the source's figure edited: check and generate fail, nothing is written; update repairs") {
+    const std::string from =
+        "{{" + shown + " h200/01_cold_64/lessons.json#step_widths/data/steps[step=2]/width_us}}";
+    std::string edited = s.source;
+    const size_t at = edited.find(from);
+    REQUIRE(at != std::string::npos);
+    edited.replace(at + 2, shown.size(), other);
+    std::ofstream(s.src) << edited;
+    auto e = s.figures("check");
+    CHECK(e.code == 1);
+    CHECK(e.err.find("'" + other + "' but the recording says " + shown) != std::string::npos);
+    CHECK(s.figures("generate").code == 1);
+    CHECK(proc::slurp(s.page) == s.original_page);  // not written
+    auto u = s.figures("update");
+    CHECK(u.code == 0);
+    CHECK(u.out.find(other + " -> " + shown) != std::string::npos);
+    CHECK(proc::slurp(s.src) == s.source);
+    CHECK(proc::slurp(s.page) == s.original_page);
+  }
+  SECTION("bad placeholders exit 2 naming FILE:LINE, before anything is written") {
+    for (const std::string& bad :
+         {std::string("{{12 h200/99_no_such_chapter/lessons.json#x/y}}"), std::string("{{12 guess}}"),
+          std::string("{{twelve h200/x.json#/a}}"), std::string("{{12 calc"),
+          std::string("{{12 a.md#re=a|b}}"), std::string("{{/seed}}")}) {
+      INFO(bad);
+      std::ofstream(s.src) << s.source << "\nOne more line: " << bad << " us.\n";
+      std::ofstream(s.page) << "stale";
+      auto e = s.figures("generate");
+      CHECK(e.code == 2);
+      const int line = 1 + static_cast<int>(std::count(s.source.begin(), s.source.end(), '\n')) + 1;
+      CHECK(e.err.find("README.src.md:" + std::to_string(line) + ": ") != std::string::npos);
+      CHECK(proc::slurp(s.page) == "stale");
+    }
+  }
 }
 
 TEST_CASE("a changed figure, a missing recording and an unmarked figure each fail", "[docs][cpu]") {
-  const fs::path readme = kRoot / "chapters/01_cold_64/README.md";
-  const std::string original = proc::slurp(readme);
-  // The first sourced marker of chapter 01 (a step width) and the number before it.
+  const std::string original = proc::slurp(kRoot / "chapters/01_cold_64/README.src.md");
+  // The first sourced placeholder of chapter 01's steps (a step width) and the number in it.
   std::smatch m;
   static const std::regex marked(
-      R"((\d+)(?: µs)?<!--fig h200/01_cold_64/lessons\.json#step_widths/data/steps\[step=2\]/width_us-->)");
+      R"(\{\{(\d+) h200/01_cold_64/lessons\.json#step_widths/data/steps\[step=2\]/width_us\}\})");
   REQUIRE(std::regex_search(original, m, marked));
   const std::string shown = m[1].str();
   const std::string changed_number = std::to_string(std::stoi(shown) + 7);
-
-  const fs::path dir = proc::scratch("docs_drift");
-  const fs::path copy = dir / "README.md";
-  {
+  fg::Options strict;
+  strict.require_marks = true;
+  SECTION("the library names the figure; update puts the recorded value back") {
     std::string text = original;
     text.replace(static_cast<size_t>(m.position(1)), shown.size(), changed_number);
-    std::ofstream(copy) << text;
-  }
-  SECTION("the library names the figure") {
-    std::string text = proc::slurp(copy);
-    fg::Result r = fg::process(kRoot, text, {false, true});
+    fg::Result r = fg::process(kRoot, text, strict);
     REQUIRE(r.problems.size() == 1);
+    CHECK_FALSE(r.problems[0].bad);
     CHECK(r.problems[0].message.find("'" + changed_number + "' but the recording says " + shown) !=
           std::string::npos);
-    // update mode puts the recorded value back
-    fg::Result u = fg::process(kRoot, text, {true, true});
+    fg::Options update = strict;
+    update.update = true;
+    fg::Result u = fg::process(kRoot, text, update);
     CHECK(u.problems.empty());
     CHECK(text == original);
+    CHECK(u.page == proc::slurp(kRoot / "chapters/01_cold_64/README.md"));
   }
-  SECTION("the command line exits 1, and update repairs the copy") {
-    auto e = proc::run(proc::bin("figures"),
-                       {"check", copy.string(), "--require-marks", "--root", kRoot.string()});
-    CHECK(e.code == 1);
-    CHECK(e.err.find("but the recording says " + shown) != std::string::npos);
-    auto u = proc::run(proc::bin("figures"),
-                       {"update", copy.string(), "--require-marks", "--root", kRoot.string()});
-    CHECK(u.code == 0);
-    CHECK(proc::slurp(copy) == original);
-  }
-  SECTION("a marker whose recording is missing fails (never skips)") {
-    std::string text = "took 5 µs<!--fig h200/99_no_such_chapter/lessons.json#step_widths/data/first_us-->\n";
-    fg::Result r = fg::process(kRoot, text, {false, true});
+  SECTION("a placeholder whose recording is missing fails (never skips)") {
+    std::string text = "took {{5 h200/99_no_such_chapter/lessons.json#step_widths/data/first_us}} µs\n";
+    fg::Result r = fg::process(kRoot, text, strict);
     REQUIRE(r.problems.size() == 1);
+    CHECK(r.problems[0].bad);
     CHECK(r.problems[0].message.find("missing recording") != std::string::npos);
   }
-  SECTION("a new figure with no marker fails; a labelled one passes") {
+  SECTION("a new figure with no placeholder fails; a labelled one passes") {
     std::string text = original + "\nThe GEMM now takes 3.2 µs.\n";
-    fg::Result r = fg::process(kRoot, text, {false, true});
+    fg::Result r = fg::process(kRoot, text, strict);
     REQUIRE(r.problems.size() == 1);
     CHECK(r.problems[0].message.find("unbacked figure '3.2") != std::string::npos);
-    std::string labelled = original + "\nThe original post measured 3.2 µs<!--fig label=seed-->.\n";
-    CHECK(fg::process(kRoot, labelled, {false, true}).problems.empty());
+    std::string labelled = original + "\nThe original post measured {{3.2 seed}} µs.\n";
+    CHECK(fg::process(kRoot, labelled, strict).problems.empty());
+    std::string passage = original + "\n{{#seed}}The post measured 3.2 µs\nand 4.1 µs.{{/seed}}\n";
+    CHECK(fg::process(kRoot, passage, strict).problems.empty());
   }
-  SECTION("a quoted block that no longer matches its file fails") {
+  SECTION("a quoted file is copied in whole; a figure in an unquoted code block fails") {
     std::string text = original;
-    auto at =
-        text.find("Self CPU time total: ", text.find("<!--fig-block docs/parity/h200/cpp_table.txt-->"));
-    REQUIRE(at != std::string::npos);
-    text.insert(at + 21, "1");
-    fg::Result r = fg::process(kRoot, text, {false, true});
+    fg::Result r = fg::process(kRoot, text, strict);
+    CHECK(r.blocks == 2);
+    CHECK(r.page.find(proc::slurp(kRoot / "docs/parity/h200/cpp_table.txt")) != std::string::npos);
+    text += "\n```\nSelf CPU time total: 12.5 us\n```\n";
+    r = fg::process(kRoot, text, strict);
     REQUIRE(r.problems.size() == 1);
-    CHECK(r.problems[0].message.find("code block differs") != std::string::npos);
+    CHECK(r.problems[0].message.find("in a code block") != std::string::npos);
   }
-  fs::remove_all(dir);
+}
+
+TEST_CASE("figures: the page drops marker-only lines and keeps everything else", "[docs][cpu]") {
+  std::string src =
+      "# T\n\n{{#calc}}\n| a | b |\n| --- | --- |\n| 1 | {{2 calc}} us |\n\n{{/calc}}\n\nNext {{3 calc}} "
+      "µs.\n";
+  fg::Options o;
+  o.source_name = "T.src.md";
+  fg::Result r = fg::process(kRoot, src, o);
+  CHECK(r.problems.empty());
+  CHECK(r.page ==
+        "<!-- generated from T.src.md by ./workbook docs: edit that file -->\n"
+        "# T\n\n| a | b |\n| --- | --- |\n| 1 | 2 us |\n\nNext 3 µs.\n");
+  // code is code: braces in a fenced block are not placeholders
+  // a whole-line comment is a note for the source's authors (the snippet check's marks)
+  std::string note = "Text.\n\n<!-- snippet: examples/minimal/main.cpp#loop -->\n```cpp\nint x;\n```\n";
+  CHECK(fg::process(kRoot, note, o).page ==
+        fg::generated_line("T.src.md") + "\nText.\n\n```cpp\nint x;\n```\n");
+  std::string code = "```cpp\nauto t = torch::tensor({{1, 2}});\n```\n";
+  CHECK(fg::process(kRoot, code, o).page.find("{{1, 2}}") != std::string::npos);
+  std::string span = "Write `{{174 h200/x.json#/a}} us` for {{174 calc}} us.\n";
+  CHECK(fg::process(kRoot, span, o).page.find("Write `{{174 h200/x.json#/a}} us` for 174 us.") !=
+        std::string::npos);
+}
+
+TEST_CASE("figures: a chapter README with no source is a plain page", "[docs][cpu]") {
+  const fs::path root = proc::scratch("docs_plain");
+  fs::create_directories(root / "chapters/08_plain");
+  std::ofstream(root / "chapters/08_plain/README.md") << "# Chapter 08\n\nThe GEMM takes 3.2 µs here.\n";
+  auto e = proc::run(proc::bin("figures"), {"check", "--root", root.string()});
+  CHECK(e.code == 0);
+  CHECK(fg::default_files(root).empty());
+  std::ofstream(root / "chapters/08_plain/README.md")
+      << "# Chapter 08\n\nThe GEMM takes 3.2 µs<!--fig calc-->.\n";
+  e = proc::run(proc::bin("figures"), {"check", "--root", root.string()});
+  CHECK(e.code == 1);
+  CHECK(e.err.find("chapters/08_plain/README.md:3: a <!--fig marker") != std::string::npos);
+  fs::remove_all(root);
 }
 
 TEST_CASE("figures: selectors and precision", "[docs][cpu]") {
@@ -327,6 +468,17 @@ TEST_CASE("figures: selectors and precision", "[docs][cpu]") {
         fg::resolve(kRoot, "h200/01_cold_64/table.txt#row=cudaDeviceSynchronize;col=Self CPU"));
   CHECK_THROWS_AS(fg::resolve(kRoot, L + "no_such_fact/data/x"), fg::FigureError);
   CHECK_THROWS_AS(fg::resolve(kRoot, "../secrets.json#/x"), fg::FigureError);
+  // a Markdown table's cell, by its first cell or by named cells, equals the regex over the row
+  const std::string G = "docs/bench/geglu_h200.md#";
+  CHECK(fg::resolve(kRoot, G + "row=handwritten fused;col=vs eager") ==
+        fg::resolve(kRoot, G + R"(re=handwritten\sfused(?:\s\|\s[^|]+){5}\s\|\s([\d.]+)x)"));
+  CHECK(fg::resolve(kRoot, G + "row=handwritten fused;col=% of copy") ==
+        fg::resolve(kRoot, G + R"(re=handwritten\sfused(?:\s\|\s[^|]+){4}\s\|\s([\d.]+)%)"));
+  const std::string P = "docs/bench/ch05_vs_python_h200.md#";
+  CHECK(fg::resolve(kRoot, P + "N=64;side=C++;variant=graph;col=CPU us/step") ==
+        fg::resolve(kRoot, P + R"(re=\|\s64\s\|\sC\+\+\s\|\sgraph\s\|\s([\d.]+)\s\|)"));
+  CHECK_THROWS_AS(fg::resolve(kRoot, G + "row=no such kernel;col=vs eager"), fg::FigureError);
+  CHECK_THROWS_AS(fg::resolve(kRoot, G + "row=handwritten fused;col=no such column"), fg::FigureError);
   // the printed precision decides: with the recorded 17.684, 17.7 matches and 17.6 does not; 18
   // matches, 17 does not. The strings are made from whatever the recording holds.
   const double v = fg::resolve(kRoot, L + "dead_window/data/first_gap_us");
@@ -337,9 +489,11 @@ TEST_CASE("figures: selectors and precision", "[docs][cpu]") {
   };
   for (auto [shown, ok] : std::vector<std::pair<std::string, bool>>{
            {fixed(v, 1), true}, {fixed(v - 0.1, 1), false}, {fixed(v, 0), true}, {fixed(v - 1, 0), false}}) {
-    std::string text = "gap " + shown + " µs<!--fig " + L + "dead_window/data/first_gap_us-->\n";
+    std::string text = "gap {{" + shown + " " + L + "dead_window/data/first_gap_us}} µs\n";
     INFO(shown);
-    CHECK(fg::process(kRoot, text, {false, true}).problems.empty() == ok);
+    fg::Options o;
+    o.require_marks = true;
+    CHECK(fg::process(kRoot, text, o).problems.empty() == ok);
   }
 }
 

@@ -1,13 +1,32 @@
 #pragma once
 // Figures in the workbook's Markdown, tied to the recordings they quote.
 //
-// A figure a README quotes from a run carries an invisible marker right after it (number, then
-// an optional unit, then the marker):
+// A page that quotes measured figures is written as a source, NAME.src.md, and the page a
+// learner reads, NAME.md beside it, is generated from it (`./workbook docs`, which runs
+// `figures generate`). The page holds plain text: its first line says where it comes from,
+//   <!-- generated from NAME.src.md by ./workbook docs: edit that file -->
+// and the rest is the source with every placeholder replaced by the number it prints.
 //
-//   the first step took 174 us<!--fig h200/01_cold_64/lessons.json#step_widths/data/first_us-->
+// Placeholders (a source's only machinery; none holds '|' or '}}'):
+//   {{174 h200/01_cold_64/lessons.json#step_widths/data/first_us}}
+//            a figure from a recording: the number as printed, then FILE#SELECTOR. The page
+//            reads "174"; a unit goes after the placeholder: "{{174 FILE#SEL}} us".
+//   {{989 datasheet}}   a figure that comes from no run, labelled: seed (the original post's
+//            A100 measurement), datasheet (a vendor's peak), calc (napkin arithmetic from the
+//            shapes), spec (a threshold a lesson states)
+//   {{#seed}} ... {{/seed}}   a whole passage so labelled (it may span lines; a line that holds
+//            only an opener or a closer is left out of the page, with the blank line after it
+//            when it stood between two blank lines)
+//   {{include docs/parity/h200/cpp_table.txt}}   alone on a line inside a fenced code block:
+//            the page quotes the file there, verbatim (trailing blank lines aside)
+// A line that is one whole HTML comment (<!-- ... -->) is a note for the source's authors (the
+// snippet check's <!-- snippet: FILE#NAME --> lines, tests/test_doc_snippets.cpp) and is left
+// out of the page as a marker-only line is.
+// Inside fenced code only the include line is read; `{{` elsewhere in code is code, and so is a
+// placeholder in a `code span` (on one line): an example, shown as written.
 //
-// Sources live under expected_output/ (a reference that starts with a platform folder, e.g.
-// "h200/...", "cpu/...") or under docs/ (a reference that starts with "docs/"). Selectors:
+// FILE lives under expected_output/ (a reference that starts with a platform folder, "h200/...",
+// "cpu/...") or under docs/ ("docs/..."). Selectors:
 //   *.json   a JSON pointer whose segments may pick an array element by a field:
 //            /facts[id=step_widths]/data/steps[step=2]/width_us. In lessons.json and
 //            comparison.json a selector that does not start with '/' starts with a fact id:
@@ -17,25 +36,19 @@
 //   *.txt    "row=NAME;col=COLUMN[;nth=K]": a cell of a key_averages table (us; a footer
 //            "Self CPU time total" is a row too); "re=REGEX": the first capture group of the
 //            first match (ECMAScript; write \s, not a space).
+//   *.md     "row=NAME;col=HEADER" or "HEADER=VALUE;...;col=HEADER": a cell of a Markdown table
+//            (the first row whose first cell is NAME, or whose named cells all match; a
+//            trailing %, x or unit is read as for *.txt); "re=REGEX" as for *.txt.
 // A trailing " scale=F" multiplies the value (us -> ms: scale=0.001; fraction -> %: scale=100).
 //
 // The check compares at the precision the text prints: "17.7" matches any value within 0.05
-// of it, "174" within 0.5. The update mode rewrites the number in place from the recording,
-// keeping its number of decimals (and its thousands separators).
+// of it, "174" within 0.5. The update rewrites the number in the source from the recording,
+// keeping its number of decimals (and its thousands separators); the page is then regenerated.
 //
-// Figures that do not come from a run are labelled instead of sourced, for the reader of the
-// source and for the check that no figure goes unbacked:
-//   <!--fig label=seed-->       the original post's (A100) measurement
-//   <!--fig label=datasheet-->  a vendor's published peak
-//   <!--fig label=calc-->       napkin arithmetic from the shapes (no run)
-//   <!--fig label=spec-->       a threshold a lesson states (a chapter's lessons.json)
-// and a whole passage: <!--fig label=seed begin--> ... <!--fig end-->.
-// A fenced code block that quotes a recorded file verbatim follows a line
-//   <!--fig-block docs/parity/h200/cpp_table.txt-->
-// and must equal that file (trailing spaces aside); update copies the file in.
-//
-// With require_marks, every number followed by a unit (us, ms, %, x, TFLOP/s, ...) outside a
-// checked code block must be sourced or labelled.
+// With require_marks (chapter READMEs), every number followed by a unit (us, ms, %, x,
+// TFLOP/s, ...) outside an included code block must be a placeholder or in a labelled passage.
+// A chapter README with no README.src.md beside it is a plain page: it is only checked for
+// leftover <!--fig markers (its figures are backed by docs/claims/, see docs/claims/README.md).
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -48,13 +61,15 @@ struct FigureError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The value a reference (the text after "fig ", modifiers included) points at, relative to the
-// repository root. Throws FigureError: missing file, no such element, not a number.
+// The value a reference (FILE#SELECTOR[ scale=F]) points at, relative to the repository root.
+// Throws FigureError: missing file, no such element, not a number.
 double resolve(const std::filesystem::path& root, std::string_view ref);
 
 struct Problem {
   int line = 0;
   std::string message;
+  bool bad = false;  // a bad placeholder (syntax, unknown label, a reference that resolves to
+                     // nothing): the command line exits 2 on these, 1 on the others
 };
 struct Change {
   int line = 0;
@@ -64,22 +79,39 @@ struct Result {
   std::vector<Problem> problems;  // check failures (in update mode: what could not be fixed)
   std::vector<Change> changes;    // numbers that differ from the recording (update: rewritten)
   int sourced = 0, labelled = 0, blocks = 0;
+  std::string page;  // the generated page, first line included, from the source as it is
+                     // after the update (or as it was, without update)
 };
 
 struct Options {
-  bool update = false;         // rewrite numbers and blocks in `text` from the recordings
-  bool require_marks = false;  // every number-with-unit must be sourced or labelled
+  bool update = false;                        // rewrite the numbers in `source` from the recordings
+  bool require_marks = false;                 // every number-with-unit a placeholder or labelled
+  std::string source_name = "README.src.md";  // named in the page's first line
 };
 
-// Checks one Markdown text (and in update mode rewrites it in place).
-Result process(const std::filesystem::path& root, std::string& text, const Options& opts);
+// Checks one source (and in update mode rewrites its numbers in place); fills Result::page.
+Result process(const std::filesystem::path& root, std::string& source, const Options& opts);
 
-// The files the workbook checks: chapters/*/README.md (require_marks) and docs/*.md.
+// The first line of a page generated from `source_name` ("README.src.md").
+std::string generated_line(std::string_view source_name);
+
+// NAME.src.md -> NAME.md
+std::filesystem::path page_of(const std::filesystem::path& source);
+bool is_source(const std::filesystem::path& p);
+
+// The workbook's sources: README.src.md, chapters/*/README.src.md, and every *.src.md under
+// docs/, exercises/ and solutions/. Chapter READMEs require marks.
 struct FileSet {
-  std::filesystem::path path;
+  std::filesystem::path path;  // the source
   bool require_marks = false;
 };
 std::vector<FileSet> default_files(const std::filesystem::path& root);
+
+// Every Markdown page a learner reads in those places (generated or plain), sorted.
+std::vector<std::filesystem::path> pages(const std::filesystem::path& root);
+
+// The first line where two texts differ (1-based; 0 when equal), for "the page is stale" messages.
+int first_difference(std::string_view a, std::string_view b);
 
 // GitHub's heading anchor for a Markdown heading's text ("cuBLAS / cuBLASLt" -> "cublas--cublaslt").
 std::string github_anchor(std::string_view heading);

@@ -1,0 +1,51 @@
+// Small helpers the two halves of the figures library share (not installed).
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "workbook/figures.hpp"
+
+namespace wb::figures::detail {
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw FigureError("cannot read " + p.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  for (size_t i = 0; i <= s.size(); ++i)
+    if (i == s.size() || s[i] == sep) {
+      out.emplace_back(s.substr(b, i - b));
+      b = i + 1;
+    }
+  return out;
+}
+
+inline std::string trim(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
+  return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
+}
+
+inline bool starts_with(std::string_view s, std::string_view pre) { return s.substr(0, pre.size()) == pre; }
+inline bool ends_with(std::string_view s, std::string_view suf) {
+  return s.size() >= suf.size() && s.substr(s.size() - suf.size()) == suf;
+}
+
+// Where a reference's file lives: expected_output/<platform>/... or docs/...
+inline std::filesystem::path source_path(const std::filesystem::path& root, const std::string& file) {
+  if (file.find("..") != std::string::npos) throw FigureError("'..' in a source path: " + file);
+  if (starts_with(file, "docs/")) return root / file;
+  return root / "expected_output" / file;
+}
+
+}  // namespace wb::figures::detail
