@@ -986,6 +986,20 @@ const std::vector<ViewFact>& view_facts() {
         {{"/pct_of_hbm", Op::Ge, 50, Gpu}}},
        "",
        measure_pointwise_traffic},
+      {"fusion_pays",
+       "Fusion pays: the fused kernel's time vs eager's gelu + mul",
+       {"judged by a chapter's lessons.json (chapter 07): no threshold of its own",
+        "the comparison needs the eager variant of the same run as the reference",
+        {}},
+       "CPU-only trace: no pointwise kernels to time",
+       measure_fusion_pays},
+      {"pointwise_bytes_bound",
+       "Pointwise bytes: the most HBM could have moved in the kernels' time",
+       {"judged by a chapter's lessons.json (chapter 07): no threshold of its own",
+        "time x the datasheet's memory bandwidth bounds the bytes a kernel moved",
+        {}},
+       "CPU-only trace: no pointwise kernels to time",
+       measure_pointwise_bytes_bound},
   };
   return kFacts;
 }
