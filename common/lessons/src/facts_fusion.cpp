@@ -7,8 +7,11 @@
 //   pointwise_bytes_bound  the most [m, n] intermediates HBM could have moved in the step's
 //                          pointwise device time at the device's datasheet bandwidth: a kernel
 //                          faster than 5 intermediates' worth cannot have made eager's round trip
+//   runner_waits           the CPU time a step spends waiting in cudaEventQuery/cudaEventSynchronize
+//                          (the AOTI runner checks on its previous run before each run) and the GPU
+//                          idle before each step's first kernel
 //
-// Neither has a threshold of its own: the patterns are in chapters/07_geglu_mlp/lessons.json.
+// None has a threshold of its own: the patterns are in chapters/07_geglu_mlp/lessons.json.
 // Registered in lessons.cpp (view_facts()); chapter-only (lesson_specs.cpp: chapter_only).
 #include <fmt/format.h>
 
@@ -131,6 +134,66 @@ std::string measure_pointwise_bytes_bound(const View& v, const FactOptions& o, F
   add_evidence(f, "napkin: eager gelu + mul move 5 intermediates (g -> h; h, u -> y), a fused kernel 3 (g, u -> y)");
   return measured(f, "a bound from time alone: no kernel moves more bytes through HBM than its duration "
                      "times the memory's peak; L2 hits can only lower the bytes HBM saw, never raise them");
+}
+
+// ---- the AOTI runner's wait for its previous run, per step -----------------------------------
+std::string measure_runner_waits(const View& v, const FactOptions&, Fact& f) {
+  const TraceModel& m = v.m;
+  const auto& steps = m.steps();
+  if (steps.empty()) return "no ProfilerStep ranges in this trace";
+  std::map<int, double> wait_us, waits;
+  for (EventIdx i = 0; i < m.trace().events.size(); ++i) {
+    const Event& e = m.at(i);
+    if (e.kind != Kind::Runtime || (e.name != "cudaEventSynchronize" && e.name != "cudaEventQuery")) continue;
+    if (const StepWindow* s = m.step_at(e.start_ns)) wait_us[s->number] += us(e.dur_ns), waits[s->number] += 1;
+  }
+  // GPU idle before each step's first kernel: from the previous step's last device work.
+  std::map<int, int64_t> first_start, last_end;
+  for (EventIdx d : v.device) {
+    const int n = v.step_number(d);
+    if (n < 0) continue;
+    const Event& e = m.at(d);
+    if (!first_start.count(n) || e.start_ns < first_start[n]) first_start[n] = e.start_ns;
+    last_end[n] = std::max(last_end.count(n) ? last_end[n] : e.end_ns(), e.end_ns());
+  }
+  std::vector<double> w, n_waits, width, share, idle;
+  json per_step = json::array();
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const StepWindow& s = steps[k];
+    const double wu = wait_us.count(s.number) ? wait_us[s.number] : 0.0, sw = us(s.end_ns - s.start_ns);
+    w.push_back(wu);
+    n_waits.push_back(waits.count(s.number) ? waits[s.number] : 0.0);
+    width.push_back(sw);
+    share.push_back(sw > 0 ? 100 * wu / sw : 0);
+    json row = {{"step", s.number}, {"wait_us", r3(wu)}, {"step_us", r3(sw)}};
+    if (k > 0 && first_start.count(s.number) && last_end.count(steps[k - 1].number)) {
+      const double gap = us(first_start[s.number] - last_end[steps[k - 1].number]);
+      idle.push_back(gap);
+      row["gpu_idle_before_us"] = r3(gap);
+    }
+    per_step.push_back(row);
+    add_evidence(f, fmt::format("ProfilerStep#{}: {} waiting of a {} step{}", s.number, us_str(wu), us_str(sw),
+                                row.contains("gpu_idle_before_us")
+                                    ? fmt::format("; GPU idle {} before its first kernel",
+                                                  us_str(row["gpu_idle_before_us"].get<double>()))
+                                    : std::string()));
+  }
+  f.data["steps"] = per_step;
+  f.data["waits_per_step"] = r3(median(n_waits));
+  f.data["wait_us_per_step"] = r3(average(w));  // the mean, as `diff` prints it
+  f.data["wait_us_median"] = r3(median(w));
+  f.data["step_us"] = r3(average(width));
+  f.data["wait_pct_of_step"] = r3(median(share));
+  if (!idle.empty()) f.data["gpu_idle_before_first_kernel_us"] = r3(median(idle));
+  f.value = fmt::format("{:.0f} cudaEventQuery/cudaEventSynchronize per step, {} of CPU per step waiting "
+                        "(mean; {:.0f}% of the step, median)",
+                        median(n_waits), us_str(average(w)), median(share));
+  if (!idle.empty()) f.value += fmt::format("; GPU idle {} before each step's first kernel (median)", us_str(median(idle)));
+  if (!v.gpu) return "CPU-only trace: no CUDA calls to wait in";
+  return measured(f, median(n_waits) > 0
+                         ? "the step waits for the previous run's GPU work before it enqueues its own: "
+                           "CPU and GPU take turns, and the GPU idles while the CPU enqueues"
+                         : "no waits: the CPU enqueues the next step while the GPU still runs this one");
 }
 
 }  // namespace wb

@@ -418,7 +418,7 @@ std::string main_annotation(const TraceModel& m, const std::vector<std::string>&
 // traffic and chapter 03's comparison with its 2-D run.
 bool chapter_only(std::string_view fact) {
   return fact == "pointwise_traffic" || fact == "batch_chain" || fact == "fusion_pays" ||
-         fact == "pointwise_bytes_bound";
+         fact == "pointwise_bytes_bound" || fact == "runner_waits";
 }
 
 // inspect only (chapter verdicts stay as recorded): a failed pattern whose other conditions this

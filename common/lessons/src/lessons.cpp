@@ -1000,6 +1000,13 @@ const std::vector<ViewFact>& view_facts() {
         {}},
        "CPU-only trace: no pointwise kernels to time",
        measure_pointwise_bytes_bound},
+      {"runner_waits",
+       "Waits per step: the CPU blocked on the GPU",
+       {"judged by a chapter's lessons.json (chapter 07): no threshold of its own",
+        "cudaEventQuery/cudaEventSynchronize inside a step block the CPU until earlier GPU work is done",
+        {}},
+       "CPU-only trace: no CUDA calls to wait in",
+       measure_runner_waits},
   };
   return kFacts;
 }
