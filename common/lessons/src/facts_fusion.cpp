@@ -45,6 +45,7 @@ PerStep per_step(const View& v, KClass cls) {
     const Event& e = v.m.at(d);
     if (e.kind != Kind::Kernel || v.kclass(d) != cls) continue;
     const int step = v.step_number(d);
+    if (step < 0) continue;  // launched outside the profiled steps
     us_of[step] += us(e.dur_ns);
     n_of[step] += 1;
     if (std::find(out.names.begin(), out.names.end(), e.name) == out.names.end()) out.names.push_back(e.name);
