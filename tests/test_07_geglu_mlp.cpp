@@ -308,8 +308,14 @@ TEST_CASE("07's H200 recording: the fusion lessons pass against eager's run, and
     CHECK(status(*r, "fusion_pays") == Status::Fail);
     CHECK(status(*r, "pointwise_bytes_bound") == Status::Fail);
   }
-  CHECK(status(report(eager, "aoti"), "fusion_pays") == Status::Fail);  // no speedup against itself
+  const auto aoti_on_eager = report(eager, "aoti");
+  CHECK(status(aoti_on_eager, "fusion_pays") == Status::Fail);  // no speedup against itself
   CHECK(status(report(hand, "eager"), "pointwise_bytes_bound") == Status::Fail);  // too fast for 5
+  // The runner's wait: the AOTI step waits, eager's does not; each spec fails on the other's trace.
+  CHECK(status(a, "runner_waits") == Status::Pass);
+  CHECK(status(e, "runner_waits") == Status::Pass);
+  CHECK(status(aoti_on_eager, "runner_waits") == Status::Fail);
+  CHECK(status(report(aoti, "eager"), "runner_waits") == Status::Fail);
   // The measured figures the chapter quotes, within the recording's rounding.
   auto data = [](const wb::LessonsReport& r, const char* id) {
     for (const auto& f : r.facts)
@@ -319,6 +325,9 @@ TEST_CASE("07's H200 recording: the fusion lessons pass against eager's run, and
   CHECK(data(h, "fusion_pays")["speedup_vs_eager"].get<double>() > 1.9);
   CHECK(data(a, "fusion_pays")["speedup_vs_eager"].get<double>() < 1.25);
   CHECK(data(h, "pointwise_bytes_bound")["max_intermediates_at_peak"].get<double>() < 3.4);
+  CHECK(data(a, "runner_waits")["waits_per_step"].get<double>() == 2);  // a query and a synchronize
+  CHECK(data(a, "runner_waits")["gpu_idle_before_first_kernel_us"].get<double>() > 10);
+  CHECK(data(e, "runner_waits")["gpu_idle_before_first_kernel_us"].get<double>() < 5);
 }
 
 TEST_CASE("07's CPU recording: the fusion lessons are GPU-only and fail nothing", "[ch07][recorded][cpu]") {
