@@ -105,6 +105,7 @@ def main():
         print("bench_geglu_vs_python: needs a CUDA GPU (torch sees none)", file=sys.stderr)
         return 2
     os.makedirs(os.path.join(args.out, "python_kernels"), exist_ok=True)
+    torch.set_grad_enabled(False)  # inference, as the C++ bench: one Dynamo guard state throughout
     torch.manual_seed(0)
     dev, dt = "cuda", torch.bfloat16
     g = torch.randn(ROWS, HIDDEN, device=dev, dtype=dt)
