@@ -49,6 +49,7 @@
 #include "workbook/profiler.hpp"
 #include "workbook/stats.hpp"
 #include "workbook/trace.hpp"
+#include "workbook/trace_reader.hpp"
 
 namespace {
 
@@ -215,7 +216,13 @@ int main(int argc, char** argv) {
     prof.step();
   }
   prof.stop();
-  const wb::Trace& trace = prof.results().back().trace();
+  // Read back from disk, as the chapters do: the saved trace carries what the in-memory events
+  // lack (each kernel's grid, block and registers). Kept next to --json (else in /tmp).
+  const std::filesystem::path trace_path =
+      json_out.empty() ? std::filesystem::temp_directory_path() / "bench_geglu_trace.json"
+                       : std::filesystem::path(json_out).replace_filename("bench_geglu_trace.json");
+  prof.results().back().save_chrome_trace(trace_path);
+  const wb::Trace trace = wb::read_trace(trace_path);
   // kernel -> its launch call (same correlation id) -> the race annotation around that call
   std::map<int64_t, int64_t> launch_at;  // correlation -> launch start
   std::vector<const wb::Event*> calls_in_trace;
@@ -342,6 +349,7 @@ int main(int argc, char** argv) {
                                {"launch", launch_config[v->name]},
                                {"kernel_us", {{"back_to_back", b2b}, {"l2_flushed", fl}, {"after_gemms", hot}}},
                                {"kernel_samples", kernel_us[v->name]},
+                               {"trace", trace_path.string()},
                                {"e2e_us", e2e},
                                {"e2e_rounds_us", v->us}});
   }
