@@ -15,6 +15,9 @@ Models (--model):
                weights [3072, 768], [3072, 768], [768, 3072] (GPU) or 1024/256 (CPU)  (chapter 07)
   geglu        y = gelu_tanh(g) * u          g, u [8192, 3072], GPU only             (the bench)
 Every model but matmul_add is compiled for one static shape (Inductor specializes on it).
+--inductor-config KEY=VALUE (repeatable) passes Inductor options to aoti_compile_and_package, e.g.
+triton.autotune_pointwise=False (scripts/gpu/geglu_race.sh: Inductor's first pointwise config, no
+autotuning at compile time); VALUE is read as JSON (true/false/numbers) or else as a string.
 
 Writes into --out-dir:
   <model>.pt2           the package (a zip)
@@ -150,7 +153,18 @@ def main():
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--model", choices=["matmul_add", "linear", "mlp", "geglu"], required=True)
     ap.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    ap.add_argument("--inductor-config", action="append", default=[], metavar="KEY=VALUE",
+                    help="an Inductor option for aoti_compile_and_package (repeatable)")
     args = ap.parse_args()
+    inductor_configs = {}
+    for kv in args.inductor_config:
+        key, eq, value = kv.partition("=")
+        if not eq or not key:
+            ap.error(f"--inductor-config wants KEY=VALUE, got {kv!r}")
+        try:
+            inductor_configs[key] = json.loads(value.lower() if value in ("True", "False") else value)
+        except json.JSONDecodeError:
+            inductor_configs[key] = value
     os.makedirs(args.out_dir, exist_ok=True)
     pt2 = os.path.join(args.out_dir, f"{args.model}.pt2")
     wrapper = os.path.join(args.out_dir, f"{args.model}.wrapper.cpp")
@@ -174,7 +188,8 @@ def main():
             if os.path.exists(pt2):
                 os.remove(pt2)
             with Heartbeat(f"compiling {args.model} with Inductor"):
-                torch._inductor.aoti_compile_and_package(exported, package_path=pt2)
+                torch._inductor.aoti_compile_and_package(exported, package_path=pt2,
+                                                         inductor_configs=inductor_configs or None)
         say("3/3 extracting the generated wrapper source from the package")
         inner, source = extract_wrapper(pt2, wrapper)
         line_no, call = generated_call(source)
@@ -193,6 +208,7 @@ def main():
             "wrapper": os.path.abspath(wrapper),
             "generated_call": call,
             "generated_line": line_no,
+            "inductor_configs": inductor_configs,
             "build_seconds": round(time.monotonic() - T0, 1),
         })
         say(f"done: {pt2} ({os.path.getsize(pt2) // 1024} KiB)")

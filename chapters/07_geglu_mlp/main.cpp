@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
           "handwritten", [&] { y = down(wb07::geglu_fused(gate(x), up(x))); }, "", no_kernel));
     wb::VariantProfile how;
     how.report.annotation = "mlp_fwd";
+    how.reference_variant = "eager";  // fusion_pays: each fused variant's kernels against eager's
     how.report.problem = wb::Problem::gemm(/*m=*/batch * seq, /*k=*/dim, /*n=*/hidden, run.dtype_bytes());
     how.report.napkin = [p = how.report.problem](const std::string& dev) { return wb::napkin_geglu(p, dev); };
     return wb::profile_variants(run, vs, how);

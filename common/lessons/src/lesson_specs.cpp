@@ -418,7 +418,10 @@ std::string main_annotation(const TraceModel& m, const std::vector<std::string>&
 
 // Facts about one chapter's workload, which say nothing about other code: chapter 07's gelu + mul
 // traffic and chapter 03's comparison with its 2-D run.
-bool chapter_only(std::string_view fact) { return fact == "pointwise_traffic" || fact == "batch_chain"; }
+bool chapter_only(std::string_view fact) {
+  return fact == "pointwise_traffic" || fact == "batch_chain" || fact == "fusion_pays" ||
+         fact == "pointwise_bytes_bound" || fact == "runner_waits";
+}
 
 // inspect only (chapter verdicts stay as recorded): a failed pattern whose other conditions this
 // trace cannot judge -- they describe Hopper GPUs, or need a GPU -- says so, so that a "no" on

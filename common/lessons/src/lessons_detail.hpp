@@ -157,4 +157,8 @@ std::string measure_view_ops(const lessons_detail::View& v, const FactOptions& o
 std::string measure_work_per_step(const lessons_detail::View& v, const FactOptions& o, Fact& f);
 std::string measure_gemm_tiles(const lessons_detail::View& v, const FactOptions& o, Fact& f);
 std::string measure_pointwise_traffic(const lessons_detail::View& v, const FactOptions& o, Fact& f);
+// Chapter 07's fusion facts (facts_fusion.cpp).
+std::string measure_fusion_pays(const lessons_detail::View& v, const FactOptions& o, Fact& f);
+std::string measure_pointwise_bytes_bound(const lessons_detail::View& v, const FactOptions& o, Fact& f);
+std::string measure_runner_waits(const lessons_detail::View& v, const FactOptions& o, Fact& f);
 }  // namespace wb

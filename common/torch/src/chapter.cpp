@@ -433,6 +433,12 @@ RunOutputs Run::report(CycleResult& cycle, const ReportOptions& ro) {
     fo.reference = &*ref_model;
     fo.reference_label = ro.reference_label;
     fo.reference_file = ro.reference_file;
+  } else if (!ro.reference_trace.empty()) {
+    ref_trace = read_trace(ro.reference_trace);
+    ref_model.emplace(*ref_trace);
+    fo.reference = &*ref_model;
+    fo.reference_label = ro.reference_label;
+    fo.reference_file = std::filesystem::relative(ro.reference_trace, dir).string();
   }
   fo.problem.n = cfg_.size;
   fo.problem.batch = ro.batch;

@@ -110,6 +110,7 @@ Variant aoti_variant(const std::string& name, const AotiPackage& pkg,
 int profile_variants(Run& run, const std::vector<Variant>& vs, const VariantProfile& how,
                      const std::function<void(size_t, const RunOutputs&)>& reported) {
   int code = 0;
+  std::filesystem::path reference;  // the reference variant's trace, once it is saved
   for (size_t i = 0; i < vs.size(); ++i) {
     const Variant& v = vs[i];
     if (!v.unavailable.empty() && how.say_unavailable) run.say(v.name + ": unavailable: " + v.unavailable);
@@ -121,8 +122,13 @@ int profile_variants(Run& run, const std::vector<Variant>& vs, const VariantProf
     });
     ReportOptions ro = how.report;
     ro.variant = v.name;
+    if (!reference.empty()) {
+      ro.reference_trace = reference;
+      ro.reference_label = how.reference_variant;
+    }
     if (how.per_variant) how.per_variant(v, ro);
     const RunOutputs o = run.report(cycle, ro);
+    if (!how.reference_variant.empty() && v.name == how.reference_variant) reference = o.trace;
     if (reported) reported(i, o);
     code = std::max(code, run.exit_code(o));
   }

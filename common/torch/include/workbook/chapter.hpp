@@ -104,6 +104,9 @@ struct ReportOptions {
   CycleResult* reference = nullptr;
   std::string reference_file = "trace_reference.json";
   std::string reference_label = "reference";
+  // Or a trace already saved (another variant of the same run, chapter 07: eager's), read from
+  // there; used when `reference` is null.
+  std::filesystem::path reference_trace;
   // For a chapter that profiles several variants of one workload (chapter 05): report into
   // --out/<variant>/, judge with the lesson spec "<chapter>/<variant>", and --compare with
   // expected_output/<platform>/<chapter>/<variant>/. Empty: the chapter's own folder and spec.

@@ -86,6 +86,9 @@ struct VariantProfile {
   ReportOptions report;
   std::function<void(const Variant&, ReportOptions&)> per_variant;  // optional: a variant's own options
   bool say_unavailable = true;  // say why a variant cannot run here (false: VariantFlags::measure did)
+  // Non-empty: the variant every later one is compared with (chapter 07: "eager"); its saved
+  // trace becomes their ReportOptions::reference_trace (FactOptions::reference for the lessons).
+  std::string reference_variant;
 };
 
 // Profiles each profiled variant on its own, into out/<variant>/: a "==== variant" banner (with
