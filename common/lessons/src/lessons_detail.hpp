@@ -157,4 +157,6 @@ std::string measure_view_ops(const lessons_detail::View& v, const FactOptions& o
 std::string measure_work_per_step(const lessons_detail::View& v, const FactOptions& o, Fact& f);
 std::string measure_gemm_tiles(const lessons_detail::View& v, const FactOptions& o, Fact& f);
 std::string measure_pointwise_traffic(const lessons_detail::View& v, const FactOptions& o, Fact& f);
+// The memory facts (facts_memory.cpp, profile_memory), appended to view_facts().
+const std::vector<lessons_detail::ViewFact>& memory_view_facts();
 }  // namespace wb
