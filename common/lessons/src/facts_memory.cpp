@@ -5,7 +5,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,7 +36,7 @@ struct MemView {
   std::vector<Allocation> allocs;  // of the main series' device
 };
 
-MemView mem_view(const View& v) {
+MemView build_mem_view(const View& v) {
   MemView mv;
   mv.all = memory_series(v.m.trace());
   mv.s = main_memory_series(mv.all);
@@ -42,6 +46,37 @@ MemView mem_view(const View& v) {
     if (r.device_type == mv.s->device_type && r.device_id == mv.s->device_id) mv.allocs.push_back(a);
   }
   return mv;
+}
+
+// The facts share one MemView per trace (inspect measures them on two threads): the last one
+// built, keyed by the trace's identity.
+std::shared_ptr<const MemView> mem_view_shared(const View& v) {
+  static std::mutex mu;
+  static std::shared_ptr<const MemView> cached;
+  static std::tuple<const Trace*, const Event*, size_t, std::string, uint64_t> key;
+  const Trace& t = v.m.trace();
+  uint64_t fingerprint = 0;  // the records themselves, so a reused address is not mistaken
+  for (const Event& e : t.events)
+    if (e.memory) fingerprint = fingerprint * 31 + static_cast<uint64_t>(e.bytes) + static_cast<uint64_t>(e.start_ns);
+  auto k = std::make_tuple(&t, t.events.data(), t.events.size(), t.source, fingerprint);
+  std::lock_guard<std::mutex> lock(mu);
+  if (!cached || key != k) {
+    cached = std::make_shared<const MemView>(build_mem_view(v));
+    key = std::move(k);
+  }
+  return cached;
+}
+const MemView& mem_view_of(const View& v, std::shared_ptr<const MemView>& hold) {
+  hold = mem_view_shared(v);
+  return *hold;
+}
+
+// The points of a series with start <= t <= end (the series is in time order).
+std::pair<const MemoryPoint*, const MemoryPoint*> points_in(const MemorySeries& s, int64_t start, int64_t end) {
+  const auto lo = std::lower_bound(s.points.begin(), s.points.end(), start,
+                                   [](const MemoryPoint& p, int64_t t) { return p.t_ns < t; });
+  const auto hi = std::upper_bound(lo, s.points.end(), end, [](int64_t t, const MemoryPoint& p) { return t < p.t_ns; });
+  return {s.points.data() + (lo - s.points.begin()), s.points.data() + (hi - s.points.begin())};
 }
 
 // The innermost CPU event open at time t on thread (pid, tid): where an allocation happened.
@@ -102,7 +137,8 @@ std::vector<EventIdx> regions_named(const TraceModel& m, const std::vector<Event
 }
 
 std::string measure_memory_peak(const View& v, const FactOptions&, Fact& f) {
-  const MemView mv = mem_view(v);
+  std::shared_ptr<const MemView> hold;
+  const MemView& mv = mem_view_of(v, hold);
   if (!mv.s) return kNoMemory;
   const MemorySeries& s = *mv.s;
   const MemoryPoint& p = s.points[s.peak];
@@ -134,30 +170,28 @@ std::string measure_memory_peak(const View& v, const FactOptions&, Fact& f) {
 // Per step: allocations (count, bytes), the caching allocator's growth (reserved) and the
 // device allocator calls (cudaMalloc) the runtime recorded.
 std::string measure_memory_per_step(const View& v, const FactOptions&, Fact& f) {
-  const MemView mv = mem_view(v);
+  std::shared_ptr<const MemView> hold;
+  const MemView& mv = mem_view_of(v, hold);
   if (!mv.s) return kNoMemory;
   if (v.m.steps().empty()) return "no ProfilerStep in the trace to split the records by";
   const MemorySeries& s = *mv.s;
   nlohmann::json steps = nlohmann::json::array();
   std::vector<int64_t> counts;
   int64_t growth_first = 0, growth_warm = 0, malloc_first = 0, malloc_warm = 0;
+  const std::vector<EventIdx> mallocs_all = v.m.find("cudaMalloc");
   for (size_t k = 0; k < v.m.steps().size(); ++k) {
     const StepWindow& st = v.m.steps()[k];
-    int64_t n = 0, bytes = 0, res_before = -1, res_after = 0;
-    for (const auto& p : s.points) {
-      if (p.t_ns < st.start_ns) {
-        res_before = p.reserved;
-        continue;
-      }
-      if (p.t_ns > st.end_ns) break;
-      if (res_before < 0) res_before = 0;
-      if (p.bytes > 0) ++n, bytes += p.bytes;
-      res_after = p.reserved;
+    int64_t n = 0, bytes = 0;
+    const auto [lo, hi] = points_in(s, st.start_ns, st.end_ns);
+    const int64_t res_before = lo == s.points.data() ? 0 : (lo - 1)->reserved;
+    int64_t res_after = res_before;
+    for (const MemoryPoint* p = lo; p != hi; ++p) {
+      if (p->bytes > 0) ++n, bytes += p->bytes;
+      res_after = p->reserved;
     }
-    if (res_before < 0) res_before = 0;
     const int64_t growth = n > 0 ? std::max<int64_t>(0, res_after - res_before) : 0;
     int64_t mallocs = 0;
-    for (EventIdx i : v.m.find("cudaMalloc"))
+    for (EventIdx i : mallocs_all)
       if (v.m.at(i).start_ns >= st.start_ns && v.m.at(i).start_ns <= st.end_ns) ++mallocs;
     (k == 0 ? growth_first : growth_warm) = k == 0 ? growth : std::max(growth_warm, growth);
     (k == 0 ? malloc_first : malloc_warm) += mallocs;
@@ -190,7 +224,8 @@ std::string measure_memory_per_step(const View& v, const FactOptions&, Fact& f) 
 // Allocations made inside 'forward' and still held when it ends, and the share of them that
 // 'backward' frees.
 std::string measure_activations_held(const View& v, const FactOptions&, Fact& f) {
-  const MemView mv = mem_view(v);
+  std::shared_ptr<const MemView> hold;
+  const MemView& mv = mem_view_of(v, hold);
   if (!mv.s) return kNoMemory;
   const auto regions = step_regions(v.m);
   const auto fwd = regions_named(v.m, regions, "forward"), bwd = regions_named(v.m, regions, "backward");
@@ -226,7 +261,8 @@ std::string measure_activations_held(const View& v, const FactOptions&, Fact& f)
 
 // Allocations made inside 'optimizer' that outlive the trace: its state, created at its first step.
 std::string measure_optimizer_state(const View& v, const FactOptions&, Fact& f) {
-  const MemView mv = mem_view(v);
+  std::shared_ptr<const MemView> hold;
+  const MemView& mv = mem_view_of(v, hold);
   if (!mv.s) return kNoMemory;
   const auto regions = step_regions(v.m);
   const auto opt = regions_named(v.m, regions, "optimizer");
@@ -254,7 +290,8 @@ std::string measure_optimizer_state(const View& v, const FactOptions&, Fact& f) 
 
 // The largest allocations freed within the step that made them.
 std::string measure_short_lived(const View& v, const FactOptions&, Fact& f) {
-  const MemView mv = mem_view(v);
+  std::shared_ptr<const MemView> hold;
+  const MemView& mv = mem_view_of(v, hold);
   if (!mv.s) return kNoMemory;
   std::vector<const Allocation*> shorts;
   for (const Allocation& a : mv.allocs) {
@@ -290,21 +327,28 @@ std::string measure_short_lived(const View& v, const FactOptions&, Fact& f) {
 
 // In-place ops (aten::*_) and the bytes allocated while one ran.
 std::string measure_inplace_alloc(const View& v, const FactOptions&, Fact& f) {
-  const MemView mv = mem_view(v);
+  std::shared_ptr<const MemView> hold;
+  const MemView& mv = mem_view_of(v, hold);
   if (!mv.s) return kNoMemory;
   std::map<std::string, int64_t> calls, bytes;
-  std::vector<std::pair<int64_t, int64_t>> spans;  // (start, end) of each in-place op, by start
-  std::vector<std::string> names;
+  // A chapter marks the in-place op it means with an 'inplace' annotation; else every in-place op.
+  const auto inplace_regions = regions_named(v.m, step_regions(v.m), "inplace");
   for (const auto& lane : v.m.cpu_lanes())
     for (EventIdx i : lane.events) {
       const Event& e = v.m.at(i);
+      // aten::resize_ is in-place on the tensor's metadata and allocates its storage by design.
       if (e.kind != Kind::CpuOp || e.name.size() < 8 || e.name.back() != '_' || e.name.rfind("aten::", 0) != 0 ||
-          e.name.rfind("aten::_foreach", 0) == 0 || !v.m.step_at(e.start_ns))
+          e.name == "aten::resize_" || e.name.rfind("aten::_foreach", 0) == 0 || !v.m.step_at(e.start_ns))
+        continue;
+      if (!inplace_regions.empty() && std::none_of(inplace_regions.begin(), inplace_regions.end(), [&](EventIdx r) {
+            return v.m.at(r).start_ns <= e.start_ns && e.end_ns() <= v.m.at(r).end_ns();
+          }))
         continue;
       ++calls[e.name];
       bytes[e.name] += 0;
-      for (const auto& p : mv.s->points)
-        if (p.bytes > 0 && p.t_ns >= e.start_ns && p.t_ns <= e.end_ns()) bytes[e.name] += p.bytes;
+      const auto [lo, hi] = points_in(*mv.s, e.start_ns, e.end_ns());
+      for (const MemoryPoint* p = lo; p != hi; ++p)
+        if (p->bytes > 0) bytes[e.name] += p->bytes;
     }
   if (calls.empty()) return "no in-place aten op (name ending in '_') inside the steps";
   int64_t total_calls = 0, total_bytes = 0;
@@ -319,6 +363,37 @@ std::string measure_inplace_alloc(const View& v, const FactOptions&, Fact& f) {
   f.value = fmt::format("{} in-place calls ({}); {} B allocated while they ran", total_calls, join(keys(calls), ", ", ""),
                         total_bytes);
   return measured(f, "an in-place op writes into its input: no new tensor, no allocation");
+}
+
+// Per top-level annotation inside the steps: allocations and bytes per instance (any thread,
+// by time), and the largest single allocation.
+std::string measure_region_allocations(const View& v, const FactOptions&, Fact& f) {
+  std::shared_ptr<const MemView> hold;
+  const MemView& mv = mem_view_of(v, hold);
+  if (!mv.s) return kNoMemory;
+  const auto regions = step_regions(v.m);
+  if (regions.empty()) return "no user annotation at the top of the steps";
+  std::map<std::string, std::array<int64_t, 4>> by;  // name -> instances, allocations, bytes, largest
+  for (EventIdx r : regions) {
+    auto& a = by[v.m.at(r).name];
+    ++a[0];
+    const auto [lo, hi] = points_in(*mv.s, v.m.at(r).start_ns, v.m.at(r).end_ns());
+    for (const MemoryPoint* p = lo; p != hi; ++p) {
+      if (p->bytes <= 0) continue;
+      ++a[1];
+      a[2] += p->bytes;
+      a[3] = std::max(a[3], p->bytes);
+    }
+  }
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, a] : by) {
+    out[name] = {{"allocations", a[1] / a[0]}, {"bytes", a[2] / a[0]}, {"mb", mb(a[2] / a[0])}, {"largest_bytes", a[3]}};
+    add_evidence(f, fmt::format("'{}' ({} times): {} allocations, {} per instance; the largest {}", name, a[0],
+                                a[1] / a[0], mb_str(a[2] / a[0]), mb_str(a[3])));
+  }
+  f.data = {{"device", mv.s->label()}, {"regions", out}};
+  f.value = fmt::format("{} allocations per annotation: {}", mv.s->label(), join(keys(by), ", ", ""));
+  return measured(f, "what each annotated region allocates per step (frees not subtracted)");
 }
 
 }  // namespace
@@ -365,6 +440,12 @@ const std::vector<ViewFact>& memory_view_facts() {
         {{"/inplace_calls", Op::Gt, 0, Any}, {"/inplace_alloc_bytes", Op::Eq, 0, Any}}},
        "",
        measure_inplace_alloc},
+      {"region_allocations",
+       "What each annotated region allocates",
+       {"some annotated region allocates", "descriptive: chapters state the bytes they expect per region",
+        {{"/regions", Op::Ne, nlohmann::json::object(), Any}}},
+       "",
+       measure_region_allocations},
   };
   return kFacts;
 }

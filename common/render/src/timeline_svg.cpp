@@ -703,15 +703,17 @@ double Renderer::draw_memory_lane(double y) {
   auto y_of = [&](int64_t b) { return base - static_cast<double>(b) / static_cast<double>(top) * (h - 6); };
   // A step line from the plot's left edge: `before` until the first record, then each record's level.
   auto step_path = [&](int64_t before, auto value) {
-    std::string d = "M" + num(x0_) + " " + num(y_of(before));
+    // Vertices only where the drawn line turns (thousands of records share a pixel).
+    std::string d = "M" + num(x0_) + " " + num(y_of(before)), last_y = num(y_of(before));
     int64_t level = before;
-    for (const MemoryPoint* p : pts) {
-      const double x = x_of(p->t_ns);
-      d += " L" + num(x) + " " + num(y_of(level));
-      level = value(*p);
-      d += " L" + num(x) + " " + num(y_of(level));
+    for (size_t k = 0; k < pts.size(); ++k) {
+      level = value(*pts[k]);
+      const std::string x = num(x_of(pts[k]->t_ns)), y = num(y_of(level));
+      if (y == last_y) continue;
+      d += " L" + x + " " + last_y + " L" + x + " " + y;
+      last_y = y;
     }
-    return d + " L" + num(x1_) + " " + num(y_of(level));
+    return d + " L" + num(x1_) + " " + last_y;
   };
   g.add(Element("line").attr("x1", x0_).attr("y1", base + 0.5).attr("x2", x1_).attr("y2", base + 0.5).attr("stroke", "#c3cad4"));
   if (s->has_reserved)

@@ -9,6 +9,8 @@ saved trace. Never edit the outputs by hand: rerun this script.
   ~/.cache/libtorch-workbook/torch-2.11.0/bin/python tests/data/python/make_memory_fixtures.py
   # GPU (the H200: scripts/gpu/memory_fixtures.sh):
   python3 tests/data/python/make_memory_fixtures.py --device cuda --out $OUT/python
+  # A big trace for bench/bench_tools (many steps; not committed):
+  python make_memory_fixtures.py --bench-steps 200 --out /tmp/bench
 
 Each recording holds what the memory columns must get right:
   - a fresh AdamW whose state (exp_avg, exp_avg_sq) appears at its first profiled step;
@@ -111,10 +113,17 @@ def main():
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--out", type=pathlib.Path, default=pathlib.Path(__file__).parent)
     ap.add_argument("--steps", type=int, default=3, help="profiled steps per recording")
+    ap.add_argument("--bench-steps", type=int, default=0,
+                    help="only record one big trace of this many steps with shapes (bench input), no tables")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.device == "cuda":
         assert torch.cuda.is_available(), "--device cuda needs a GPU"
+    if args.bench_steps:
+        path = args.out / f"{args.device}_memory_bench_{args.bench_steps}.json.gz"
+        record(args.device, args.bench_steps, True, True, path)
+        print(f"wrote {path}")
+        return
     for name, sched, shapes in [("memory", False, True), ("memory_sched", True, False)]:
         rec = f"{args.device}_{name}"
         prof = record(args.device, args.steps, sched, shapes, args.out / f"{rec}.json.gz")
