@@ -201,6 +201,18 @@ std::string measure_memory_per_step(const View& v, const FactOptions&, Fact& f) 
     add_evidence(f, fmt::format("ProfilerStep#{}: {} allocations, {} allocated, reserved +{}, {} cudaMalloc",
                                 st.number, n, mb_str(bytes), mb_str(growth), mallocs));
   }
+  // Kept: allocated in a step and never freed in the trace. The last step is left out (what it
+  // made for the next step is freed after the trace ends).
+  std::vector<int64_t> kept(v.m.steps().size(), 0);
+  for (const Allocation& a : mv.allocs) {
+    if (a.freed()) continue;
+    if (const StepWindow* st = v.m.step_at(a.start_ns))
+      for (size_t k = 0; k < v.m.steps().size(); ++k)
+        if (v.m.steps()[k].number == st->number) kept[k] += a.bytes;
+  }
+  int64_t warm_kept = 0;
+  for (size_t k = 1; k + 1 < kept.size(); ++k) warm_kept = std::max(warm_kept, kept[k]);
+  for (size_t k = 0; k < kept.size(); ++k) steps[k]["kept_bytes"] = kept[k];
   const bool warm_equal = counts.size() < 3 || std::all_of(counts.begin() + 1, counts.end(),
                                                            [&](int64_t c) { return c == counts[1]; });
   f.data = {{"device", s.label()},
@@ -211,6 +223,8 @@ std::string measure_memory_per_step(const View& v, const FactOptions&, Fact& f) 
             {"first_cuda_malloc", malloc_first},
             {"warm_cuda_malloc", malloc_warm},
             {"warm_allocations_equal", warm_equal},
+            {"warm_kept_bytes", warm_kept},
+            {"first_kept_bytes", kept.empty() ? 0 : kept.front()},
             {"first_allocations", counts.front()},
             {"warm_allocations", counts.size() > 1 ? counts[1] : 0}};
   f.value = fmt::format("{}: {} allocations in the first step, {} in the next; reserved grows {} in the first, "

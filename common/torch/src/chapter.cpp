@@ -371,10 +371,11 @@ std::string Run::dtype_name() const {
 
 int Run::dtype_bytes() const { return static_cast<int>(c10::elementSize(dtype_)); }
 
-CycleResult Run::profile(const std::function<void()>& step) {
+CycleResult Run::profile(const std::function<void()>& step, bool profile_memory) {
   ProfilerOptions opts;
   opts.schedule = schedule_;
   opts.cuda = device_.is_cuda();
+  opts.profile_memory = profile_memory;
   Profiler prof(opts);
   prof.start();
   const int steps = schedule_.total_steps();
