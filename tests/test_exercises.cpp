@@ -251,6 +251,8 @@ CPU_EXERCISE("ex06.1")
 CPU_EXERCISE("ex06.2")
 CPU_EXERCISE("ex07.1")
 CPU_EXERCISE("ex07.2")
+CPU_EXERCISE("ex08.1")
+CPU_EXERCISE("ex08.2")
 
 TEST_CASE("every exercise of the catalog has its honesty cases, GPU-only ones tagged [gpu]",
           "[exercises][cpu]") {

@@ -524,3 +524,72 @@ def two_ops(x):
   CHECK(wb::key_averages_table(disk, {}, g).find("Source Location") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("profile_memory: [memory] records in the result and the saved trace, the table's memory columns",
+          "[profiler][tools][cpu][memory]") {
+  // A 1 MiB tensor made and dropped inside "alloc_free", and one kept across "keep" into "drop":
+  // allocated, freed, and a region that frees more than it allocates.
+  wb::ProfilerOptions po;
+  po.schedule = wb::Schedule{0, 1, 2, 1, 0};
+  po.cuda = false;
+  po.profile_memory = true;
+  auto loop = [&](wb::Profiler& p) {
+    torch::Tensor kept;
+    p.start();
+    for (int i = 0; i < 3; ++i) {
+      {
+        wb::Annotation a("alloc_free");
+        auto t = torch::empty({256, 1024});  // 1 MiB, freed at the end of the scope
+      }
+      {
+        wb::Annotation a("keep");
+        kept = torch::empty({256, 1024});
+      }
+      {
+        wb::Annotation a("drop");
+        kept = torch::Tensor();
+      }
+      p.step();
+    }
+    p.stop();
+  };
+  wb::Profiler prof(po);
+  loop(prof);
+  auto& r = prof.results().back();
+  CHECK(r.trace().profile_memory);
+  int64_t allocated = 0, freed = 0;
+  for (const auto& e : r.trace().events)
+    if (e.memory && e.memory->on_cpu()) (e.bytes > 0 ? allocated : freed) += e.bytes;
+  CHECK(allocated >= 4 * (1 << 20));  // 2 steps x 2 tensors of 1 MiB
+  CHECK(freed <= -4 * (1 << 20));
+  const std::string live = wb::key_averages_table(r.trace(), {"self_cpu_memory_usage", -1, 55});
+  CHECK(live.find("Self CPU Mem") != std::string::npos);
+  const auto dir = temp_dir("profile_memory");
+  r.save_chrome_trace(dir / "trace.json");
+  const wb::Trace disk = wb::read_trace(dir / "trace.json");
+  CHECK(disk.profile_memory);
+  int64_t records = 0, totals = 0;
+  for (const auto& e : disk.events)
+    if (e.memory) ++records, totals += e.memory->total_allocated >= 0;
+  CHECK(records >= 8);
+  CHECK(totals == records);  // the saved trace carries the allocator's totals
+  // The saved trace's table is the live one's (same rows, same bytes), and "drop" frees 1 MiB a step.
+  const std::string saved = wb::key_averages_table(disk, {"self_cpu_memory_usage", -1, 55});
+  const auto row_of = [](const std::string& table, const std::string& name) {
+    std::istringstream in(table);
+    for (std::string line; std::getline(in, line);)
+      if (line.find(" " + name + " ") != std::string::npos) return line;
+    return std::string();
+  };
+  CHECK(row_of(saved, "drop").find("-2.00 MB") != std::string::npos);
+  CHECK(row_of(live, "drop").find("-2.00 MB") != std::string::npos);
+  CHECK(row_of(saved, "alloc_free").find("0 B") != std::string::npos);
+  // Without the option: no records, no columns.
+  wb::ProfilerOptions plain = po;
+  plain.profile_memory = false;
+  wb::Profiler p2(plain);
+  loop(p2);
+  CHECK_FALSE(p2.results().back().trace().profile_memory);
+  CHECK_FALSE(p2.results().back().trace().has_memory_records());
+  CHECK(wb::key_averages_table(p2.results().back().trace()).find("CPU Mem") == std::string::npos);
+}

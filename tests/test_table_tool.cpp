@@ -6,12 +6,15 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "process.hpp"
 #include "workbook/table.hpp"
+#include "workbook/table_text.hpp"
 #include "workbook/trace_reader.hpp"
 
 namespace fs = std::filesystem;
@@ -302,4 +305,86 @@ TEST_CASE("table --group-by-stack-n: the command line", "[tools][cpu][table]") {
   CHECK(plain.code == 0);
   CHECK_THAT(plain.err, ContainsSubstring("with_stack"));
   CHECK(plain.out.find("Source Location") == std::string::npos);
+}
+
+// ---- issue 26: profile_memory's columns ------------------------------------------------------
+// make_memory_fixtures.py: a training step (forward, backward, AdamW) recorded with
+// profile_memory=True, and Python's tables for every sort key (the four memory ones included),
+// with and without group_by_input_shape. Every <rec>.tables.json.gz in tests/data/python whose
+// name holds "_memory" is checked: the CPU ones recorded here, the CUDA ones (cuda_memory*) once
+// scripts/gpu/memory_fixtures.sh has run on the H200 and they are committed.
+TEST_CASE("table: Python's memory columns, byte for byte, on every profile_memory fixture",
+          "[tools][cpu][table][memory]") {
+  std::vector<std::string> recs;
+  for (const auto& f : fs::directory_iterator(kData)) {
+    const std::string name = f.path().filename().string();
+    const std::string suffix = ".tables.json.gz";
+    if (name.find("_memory") != std::string::npos && name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      recs.push_back(name.substr(0, name.size() - suffix.size()));
+  }
+  std::sort(recs.begin(), recs.end());
+  INFO("fixtures: " << recs.size());
+  REQUIRE(recs.size() >= 2);  // at least the two CPU recordings; none is a failure, not a pass
+  for (const std::string& rec : recs) {
+    const wb::Trace trace = wb::read_trace(kData / (rec + ".json.gz"));
+    CHECK(trace.profile_memory);
+    CHECK(trace.has_memory_records());
+    const bool cuda = rec.rfind("cuda", 0) == 0;
+    CHECK(trace.has_device_activity() == cuda);
+    const auto all = cases(rec);
+    REQUIRE(all.size() >= 19);
+    std::set<std::string> keys;
+    bool negative_self = false, gigabytes = false, device_columns = false;
+    for (const Case& c : all) {
+      const std::string ours = wb::key_averages_table(trace, c.opts, c.group);
+      INFO(rec << " " << c.key << "\n" << first_difference(c.python, ours));
+      CHECK(ours == c.python);
+      keys.insert(c.opts.sort_by);
+      // What the fixture must exercise, read from Python's own text.
+      REQUIRE_THAT(c.python, ContainsSubstring("Self CPU Mem"));
+      negative_self |= c.python.find(" -") != std::string::npos;
+      gigabytes |= c.python.find(" GB ") != std::string::npos;
+      device_columns |= c.python.find("Self CUDA Mem") != std::string::npos;
+    }
+    for (const char* k : {"cpu_memory_usage", "self_cpu_memory_usage", "cuda_memory_usage", "self_cuda_memory_usage"})
+      CHECK(keys.count(k) == 1);
+    CHECK(negative_self);
+    CHECK(gigabytes);
+    CHECK(device_columns == cuda);
+  }
+}
+
+TEST_CASE("table: memory formatting and sorting as Python's", "[tools][cpu][table][memory]") {
+  CHECK(wb::format_memory(0) == "0 B");
+  CHECK(wb::format_memory(-12) == "-12 B");
+  CHECK(wb::format_memory(1023) == "1023 B");
+  CHECK(wb::format_memory(1024) == "1.00 KB");
+  CHECK(wb::format_memory(-6144) == "-6.00 KB");
+  CHECK(wb::format_memory(50331648) == "48.00 MB");
+  CHECK(wb::format_memory(-1258291200) == "-1.17 GB");
+  // The sort keys order rows by bytes: the largest self CPU memory first, negatives last.
+  const wb::Trace trace = wb::read_trace(kData / "cpu_memory.json.gz");
+  const auto rows = wb::key_averages(trace);
+  wb::TableOptions o;
+  o.sort_by = "self_cpu_memory_usage";
+  o.profile_memory = true;
+  const wb::TableText t = wb::parse_table_text(wb::format_table(rows, o));
+  REQUIRE(t.rows.size() > 5);
+  CHECK(t.rows.front()[0] == "aten::empty");  // the 400 MB buffers
+  CHECK(t.rows.back()[0] == "drop_buffer");   // frees them: -1.17 GB
+  // Without profile_memory the columns stay away (a trace recorded without it).
+  o.profile_memory = false;
+  CHECK(wb::format_table(rows, o).find("CPU Mem") == std::string::npos);
+}
+
+TEST_CASE("table: the command line prints the memory columns without a note", "[tools][cpu][table][memory]") {
+  const std::string trace = (kData / "cpu_memory.json.gz").string();
+  const auto r = proc::run(proc::bin("table"), {trace, "--sort-by", "self_cpu_memory_usage", "--row-limit", "10",
+                                                "--max-name-width", "30"},
+                           120);
+  CHECK(r.code == 0);
+  CHECK(r.err.find("not reproduced") == std::string::npos);
+  const auto doc = nlohmann::json::parse(gunzip_file(kData / "cpu_memory.tables.json.gz"));
+  CHECK(r.out == doc.at("tables").at("self_cpu_memory_usage|10|30|0").get<std::string>());
 }

@@ -82,10 +82,12 @@ void Run::profile(const std::function<void()>& step, const Workload& w) {
     throw std::logic_error(
         "profile() was called twice: an exercise profiles one workload (the second "
         "report would overwrite the first one's trace.json)");
-  wb::CycleResult cycle = h_.profile([&] {
-    step();
-    ++s_->steps_run;
-  });
+  wb::CycleResult cycle = h_.profile(
+      [&] {
+        step();
+        ++s_->steps_run;
+      },
+      w.profile_memory);
   wb::ReportOptions ro;
   ro.batch = w.batch;
   ro.annotation = w.annotation;

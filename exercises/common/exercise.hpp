@@ -77,6 +77,7 @@ struct Defaults {
 struct Workload {
   int64_t batch = 1;                      // leading batch axis B of (B, N, N) inputs
   std::string annotation = "matmul_add";  // the record_function range the lessons look into
+  bool profile_memory = false;            // record every allocation and free (chapter 08)
 };
 
 class Run {

@@ -9,7 +9,8 @@
 // The text is byte for byte Python's (tests/test_table_tool.cpp checks it on Python's own
 // recordings for every sort key). The Input Shapes column needs a trace recorded with
 // record_shapes; the FLOPs column one recorded with with_flops; the Source Location column one
-// recorded with with_stack (Python's rules).
+// recorded with with_stack; the memory columns (CPU Mem, Self CPU Mem, CUDA Mem, Self CUDA Mem)
+// one recorded with profile_memory (Python's rules).
 //
 // Exit codes: 0 printed, 1 unreadable trace, 2 bad flags (checked before the trace is read).
 #include <CLI/CLI.hpp>
@@ -80,9 +81,6 @@ int main(int argc, char** argv) {
                 << " holds no stack per op, so no row has a source location (Python "
                 << "prints the same); record with with_stack=True and "
                    "experimental_config=_ExperimentalConfig(verbose=True)\n";
-    if (trace.profile_memory)
-      std::cerr << "table: note: " << path
-                << " was recorded with profile_memory; Python's memory columns are not reproduced\n";
     std::cout << wb::key_averages_table(trace, opts, group);
     std::cout.flush();
     wb::keep_until_exit(owned.release());

@@ -80,6 +80,11 @@ struct Node {
   int64_t flops = 0;
   size_t event = 0;      // index in Trace::events
   bool removed = false;  // dropped by _remove_dup_nodes
+  // profile_memory: the bytes of the [memory] records that fell in [start, end] (any thread),
+  // split as Python splits them (CPU / device). A top-level "[memory]" node (a record no CPU
+  // event covered) carries its own record's bytes.
+  int64_t cpu_mem = 0, device_mem = 0;
+  bool is_memory = false;
   bool is_op() const { return kind == Kind::CpuOp || kind == Kind::UserAnnotation; }
   bool in_tree() const { return side == Side::Cpu && !is_async; }
 };
@@ -125,7 +130,7 @@ void borrow_correlation_ids(std::vector<Node>& nodes) {
   for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
     Node& n = nodes[i];
     // Linked Kineto events already hang off their op and stay out of this tree.
-    if (n.side != Side::Cpu || (!n.is_op() && n.linked_id != 0)) continue;
+    if (n.side != Side::Cpu || n.is_memory || (!n.is_op() && n.linked_id != 0)) continue;
     auto& stack = open[n.thread];
     // Events that ended before this one starts are closed, with whatever is still above them:
     // the stack is cut at the lowest such entry, the first whose min_end (non-increasing up the
@@ -139,6 +144,54 @@ void borrow_correlation_ids(std::vector<Node>& nodes) {
       stack.push_back({i, stack.empty() ? n.end_ns() : std::min(stack.back().min_end, n.end_ns())});
   }
 }
+
+struct MemRec {
+  int64_t start_ns;
+  size_t event;
+};
+
+// Python's MemRecordsAcc: the records whose time lies in [start, end] (both ends included, any
+// thread), each CPU event's sum split into CPU and device bytes, and which records some CPU
+// event covered (the others become top-level "[memory]" events). Prefix sums and a coverage
+// count over the records in time order.
+struct MemoryIndex {
+  std::vector<int64_t> times, cpu_sum, device_sum;
+  std::vector<char> covered;
+  template <class OrderVec>
+  MemoryIndex(const Trace& trace, const std::vector<MemRec>& memory, const OrderVec& order) {
+    if (memory.empty()) return;
+    times.reserve(memory.size());
+    cpu_sum.assign(memory.size() + 1, 0);
+    device_sum.assign(memory.size() + 1, 0);
+    for (size_t k = 0; k < memory.size(); ++k) {
+      const Event& e = trace.events[memory[k].event];
+      times.push_back(memory[k].start_ns);
+      cpu_sum[k + 1] = cpu_sum[k] + (e.memory->on_cpu() ? e.bytes : 0);
+      device_sum[k + 1] = device_sum[k] + (e.memory->on_device() ? e.bytes : 0);
+    }
+    std::vector<int> cover(memory.size() + 1, 0);
+    for (const auto& o : order) {
+      const Event& e = trace.events[o.index];
+      if (side_of(e) != Side::Cpu) continue;
+      const auto [lo, hi] = range(e.start_ns, e.end_ns());
+      if (lo < hi) ++cover[lo], --cover[hi];
+    }
+    covered.assign(memory.size(), 0);
+    int64_t open = 0;
+    for (size_t k = 0; k < memory.size(); ++k) covered[k] = (open += cover[k]) > 0;
+  }
+  std::pair<size_t, size_t> range(int64_t start, int64_t end) const {
+    return {static_cast<size_t>(std::lower_bound(times.begin(), times.end(), start) - times.begin()),
+            static_cast<size_t>(std::upper_bound(times.begin(), times.end(), end) - times.begin())};
+  }
+  void usage(int64_t start, int64_t end, int64_t& cpu, int64_t& device) const {
+    if (times.empty()) return;
+    const auto [lo, hi] = range(start, end);
+    if (lo >= hi) return;
+    cpu = cpu_sum[hi] - cpu_sum[lo];
+    device = device_sum[hi] - device_sum[lo];
+  }
+};
 
 std::vector<Node> build_event_list(const Trace& trace) {
   // Python's times are relative to the profiler's start (result.trace_start_ns()), which Kineto
@@ -170,12 +223,14 @@ std::vector<Node> build_event_list(const Trace& trace) {
   };
   std::vector<Order> order;
   order.reserve(trace.events.size());
+  std::vector<MemRec> memory;  // profile_memory's records, by time (MemRecordsAcc)
   for (size_t i = 0; i < trace.events.size(); ++i) {
     const Event& e = trace.events[i];
     if (e.kind == Kind::Trace && !have_t0) {
       t0 = e.start_ns;
       have_t0 = true;
     }
+    if (e.memory && e.name == "[memory]") memory.push_back({e.start_ns, i});
     if (e.kind == Kind::CpuOp || e.kind == Kind::UserAnnotation) {
       if (e.id > 0) op_thread.emplace(e.id, ThreadKey{e.pid, e.tid});
       if (!first_op || e.start_ns < first_op->start_ns) first_op = &e;
@@ -188,12 +243,36 @@ std::vector<Node> build_event_list(const Trace& trace) {
       device_spans.push_back({e.linked_id, e.start_ns, e.end_ns()});
     order.push_back({e.start_ns, -e.end_ns(), i});
   }
+  // Python appends the records no CPU event covered after every other event, then sorts all
+  // stably: at equal (start, end) they come last, in their own order.
+  std::stable_sort(memory.begin(), memory.end(),
+                   [](const MemRec& a, const MemRec& b) { return a.start_ns < b.start_ns; });
+  MemoryIndex mem_index(trace, memory, order);
+  for (size_t k = 0; k < memory.size(); ++k)
+    if (!mem_index.covered[k]) {
+      const Event& e = trace.events[memory[k].event];
+      order.push_back({e.start_ns, -e.start_ns, trace.events.size() + memory[k].event});
+    }
   std::stable_sort(order.begin(), order.end());  // merge sort: events come nearly in order
   const ThreadKey home = first_op ? ThreadKey{first_op->pid, first_op->tid} : ThreadKey{0, 0};
 
   std::vector<Node> nodes;
   nodes.reserve(order.size());
   for (const Order& o : order) {
+    if (o.index >= trace.events.size()) {  // a top-level "[memory]" (createFunctionEventForMemoryEvents)
+      const Event& e = trace.events[o.index - trace.events.size()];
+      Node n;
+      n.kind = Kind::Other;
+      n.start_ns = e.start_ns;
+      n.start_us = n.end_us = static_cast<double>(e.start_ns - t0) / 1000.0;
+      n.event = o.index - trace.events.size();
+      n.key = "[memory]";
+      n.thread = {e.pid, e.tid};
+      n.is_memory = true;
+      (e.memory->on_cpu() ? n.cpu_mem : n.device_mem) = e.memory->on_cpu() || e.memory->on_device() ? e.bytes : 0;
+      nodes.push_back(std::move(n));
+      continue;
+    }
     const Event& e = trace.events[o.index];
     const Side side = side_of(e);
     Node n;
@@ -204,13 +283,14 @@ std::vector<Node> build_event_list(const Trace& trace) {
     n.start_us = static_cast<double>(e.start_ns - t0) / 1000.0;
     n.end_us = static_cast<double>(e.end_ns() - t0) / 1000.0;
     n.shapes = e.input_shapes;
-    n.flops = e.flops;
+    n.flops = trace.with_flops ? e.flops : 0;  // Python: kineto_event.flops() is 0 without with_flops
     n.event = o.index;
     n.linked_id = e.linked_id;
     n.key = rewrite_name(e.name);
     n.side = side;
     n.thread = {e.pid, e.tid};
     n.id = e.id;
+    if (side == Side::Cpu) mem_index.usage(e.start_ns, e.end_ns(), n.cpu_mem, n.device_mem);
     if (side == Side::Cpu && !n.is_op()) {
       auto it = op_thread.find(e.linked_id);
       n.thread = it != op_thread.end() ? it->second : home;
@@ -407,6 +487,7 @@ std::vector<std::vector<std::string>> node_stacks(const Trace& trace, const std:
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Event& e = ev[nodes[i].event];
     out[i] = e.stack;
+    if (nodes[i].is_memory) continue;  // Python gives a top-level [memory] event no stack
     if (!e.stack.empty() || e.kind == Kind::CpuOp || e.kind == Kind::UserAnnotation) continue;
     if (e.kind == Kind::GpuUserAnnotation) {
       auto first = std::lower_bound(device.begin(), device.end(), e.start_ns,
@@ -524,15 +605,21 @@ void add_to_row(TableRow& row, const std::vector<Node>& nodes, size_t i,
   const double elapsed = n.end_us - n.start_us;
   row.cpu_total_ns += n.dur_ns;  // async events too: they only lack "self" numbers
   row.cpu_total_us += elapsed;
+  row.cpu_memory += n.cpu_mem;
+  row.device_memory += n.device_mem;
   if (!n.in_tree()) return;
-  int64_t children_cpu = 0, children_device = 0;
+  int64_t children_cpu = 0, children_device = 0, children_cpu_mem = 0, children_device_mem = 0;
   double children_cpu_us = 0, children_device_us = 0;
   for (int c : n.children) {
     children_cpu += nodes[c].dur_ns;
     children_device += device_total[c];
     children_cpu_us += nodes[c].end_us - nodes[c].start_us;
     children_device_us += device_total_us[c];
+    children_cpu_mem += nodes[c].cpu_mem;
+    children_device_mem += nodes[c].device_mem;
   }
+  row.self_cpu_memory += n.cpu_mem - children_cpu_mem;
+  row.self_device_memory += n.device_mem - children_device_mem;
   row.self_cpu_ns += n.dur_ns - children_cpu;
   row.device_total_ns += device_total[i];
   row.self_device_ns += device_total[i] - children_device;
@@ -593,6 +680,21 @@ std::string format_time_us(double us) {
   return buf;
 }
 
+std::string format_memory(int64_t bytes) {
+  constexpr int64_t kKB = 1024, kMB = 1024 * kKB, kGB = 1024 * kMB;
+  const int64_t mag = bytes < 0 ? -bytes : bytes;
+  char buf[64];
+  if (mag >= kGB)
+    std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / kGB);
+  else if (mag >= kMB)
+    std::snprintf(buf, sizeof buf, "%.2f MB", static_cast<double>(bytes) / kMB);
+  else if (mag >= kKB)
+    std::snprintf(buf, sizeof buf, "%.2f KB", static_cast<double>(bytes) / kKB);
+  else
+    return std::to_string(bytes) + " B";
+  return buf;
+}
+
 std::string format_time_share(double part_us, double total_us) {
   if (total_us == 0) return "NaN";
   char buf[64];
@@ -617,11 +719,11 @@ constexpr SortKey kSortKeys[] = {
     {"self_device_time_total", [](const TableRow& r) { return r.self_device_us; }},
     {"count", [](const TableRow& r) { return static_cast<double>(r.calls); }},
     {"flops", [](const TableRow& r) { return static_cast<double>(r.flops); }},
-    // Memory is not reproduced from a trace: every row has 0, so these keep the key_averages order.
-    {"cpu_memory_usage", [](const TableRow&) { return 0.0; }},
-    {"device_memory_usage", [](const TableRow&) { return 0.0; }},
-    {"self_cpu_memory_usage", [](const TableRow&) { return 0.0; }},
-    {"self_device_memory_usage", [](const TableRow&) { return 0.0; }},
+    // profile_memory (without it every row has 0, and these keep the key_averages order).
+    {"cpu_memory_usage", [](const TableRow& r) { return static_cast<double>(r.cpu_memory); }},
+    {"device_memory_usage", [](const TableRow& r) { return static_cast<double>(r.device_memory); }},
+    {"self_cpu_memory_usage", [](const TableRow& r) { return static_cast<double>(r.self_cpu_memory); }},
+    {"self_device_memory_usage", [](const TableRow& r) { return static_cast<double>(r.self_device_memory); }},
 };
 
 std::string replace_all(std::string s, std::string_view from, std::string_view to) {
@@ -682,6 +784,7 @@ struct Layout {
   std::vector<std::string> headers;
   std::vector<Column> columns;
   bool device = false, shapes = false, flops = false, stack = false;
+  bool memory = false, device_memory = false;  // profile_memory's columns
   size_t shapes_width = 0, src_width = 0;
   double flops_scale = 1.0;
   double self_cpu_sum = 0, self_device_sum = 0;
@@ -693,6 +796,7 @@ Layout plan(const std::vector<TableRow>& rows, const TableOptions& opts) {
   int64_t min_flops = 0;
   for (const auto& r : rows) {
     l.device |= r.self_device_us > 0;
+    l.device_memory |= r.self_device_memory > 0;
     l.self_cpu_sum += r.self_cpu_us;
     // Python's denominator counts device rows that are not annotations. The GPU-side annotation
     // still gets a share of it, so its Self CUDA % can exceed 100%; we mirror that on purpose, so
@@ -716,6 +820,10 @@ Layout plan(const std::vector<TableRow>& rows, const TableOptions& opts) {
   l.headers = {"Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"};
   if (l.device)
     l.headers.insert(l.headers.end(), {"Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"});
+  l.memory = opts.profile_memory;
+  l.device_memory = l.memory && opts.use_device && l.device_memory;
+  if (l.memory) l.headers.insert(l.headers.end(), {"CPU Mem", "Self CPU Mem"});
+  if (l.device_memory) l.headers.insert(l.headers.end(), {"CUDA Mem", "Self CUDA Mem"});
   l.headers.push_back("# of Calls");
   l.columns.assign(l.headers.size(), Column{});
   l.columns[0].width = name_width;
@@ -763,6 +871,9 @@ std::vector<std::string> row_cells(const TableRow& r, const Layout& l, const Tab
     cells.insert(cells.end(),
                  {format_time_us(r.self_device_us), format_time_share(r.self_device_us, l.self_device_sum),
                   format_time_us(r.device_total_us), format_time_us(avg(r.device_total_us, r.calls))});
+  if (l.memory) cells.insert(cells.end(), {format_memory(r.cpu_memory), format_memory(r.self_cpu_memory)});
+  if (l.device_memory)
+    cells.insert(cells.end(), {format_memory(r.device_memory), format_memory(r.self_device_memory)});
   cells.push_back(std::to_string(r.calls));
   if (l.shapes) cells.push_back(r.input_shapes.substr(0, l.shapes_width));
   if (l.flops) {
@@ -832,6 +943,9 @@ std::string format_table(const std::vector<TableRow>& all_rows, const TableOptio
 std::string key_averages_table(const Trace& trace, const TableOptions& opts, const GroupOptions& group) {
   TableOptions o = opts;
   o.with_flops = o.with_flops || trace.with_flops;
+  o.profile_memory = o.profile_memory || trace.profile_memory;
+  // Python's use_device: the profile recorded a device (its CUDA Mem columns need one).
+  o.use_device = o.use_device || !trace.devices.empty() || trace.has_device_activity();
   return format_table(key_averages(trace, group), o);
 }
 

@@ -248,6 +248,10 @@ struct RawEvent {
   // inputs' dims and types and the concrete values (conv2d's stride...: inputs 3..6).
   // Raw JSON texts (pointing into the input); parsed further only for ops with a FLOPs formula.
   std::string_view dims, types, concrete;
+  // profile_memory: a "[memory]" instant's "Bytes", "Total Allocated", ... (Event::memory)
+  MemoryRecord memory;
+  int64_t memory_bytes = 0;
+  bool has_memory = false;
 };
 
 // Keys read straight into a field: the top level's flags, the args kept as raw JSON text.
@@ -736,8 +740,28 @@ class Parser {
         r.has_kernel_info = true;
       } else if (std::string_view RawEvent::*f = field_of(kRawArrayArgs, key)) {
         r.*f = raw_array(x);
+      } else if (!key.empty() && key[0] >= 'A' && key[0] <= 'T') {
+        read_memory_arg(key, x, r);
       }
     });
+  }
+
+  // profile_memory's args (Kineto writes them on each "[memory]" instant).
+  void read_memory_arg(std::string_view key, od::value& x, RawEvent& r) const {
+    if (key == "Bytes") {
+      r.memory_bytes = loose_int(x, 0);
+      r.has_memory = true;
+    } else if (key == "Total Allocated") {
+      r.memory.total_allocated = loose_int(x, -1);
+    } else if (key == "Total Reserved") {
+      r.memory.total_reserved = loose_int(x, -1);
+    } else if (key == "Device Type") {
+      r.memory.device_type = static_cast<int>(std::clamp<int64_t>(loose_int(x, -1), -1, INT32_MAX));
+    } else if (key == "Device Id") {
+      r.memory.device_id = static_cast<int>(std::clamp<int64_t>(loose_int(x, -1), INT32_MIN, INT32_MAX));
+    } else if (key == "Addr") {
+      r.memory.addr = loose_int(x, 0);
+    }
   }
 
   void read_event(od::value& v) {
@@ -835,6 +859,10 @@ class Parser {
       if (r.stream) e.tid = *r.stream;
     }
     if (e.kind == Kind::Kernel && r.has_kernel_info) e.kernel = r.kernel;
+    if (instant && r.has_memory) {  // a profile_memory record: "Bytes" is what it allocated (< 0: freed)
+      e.memory = r.memory;
+      e.bytes = r.memory_bytes;
+    }
     if (!r.dims.empty()) {
       e.input_shapes = python_shapes(r.dims);
       e.flops = flops_from_args(e.name, r.dims, r.types, r.concrete);

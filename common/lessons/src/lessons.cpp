@@ -825,7 +825,8 @@ namespace lessons_detail {
 // computes one; inspect and check_lessons build one View and hand it to every fact (it sorts
 // all device work: worth doing once on a 100 MB trace).
 const std::vector<ViewFact>& view_facts() {
-  static const std::vector<ViewFact> kFacts = {
+  static const std::vector<ViewFact> kFacts = [] {
+  std::vector<ViewFact> facts = {
       {"overhead_bound",
        "Overhead-bound vs compute-bound",
        {"overhead-bound: Self CUDA total < 0.1 x Self CPU total",
@@ -1008,6 +1009,10 @@ const std::vector<ViewFact>& view_facts() {
        "CPU-only trace: no CUDA calls to wait in",
        measure_runner_waits},
   };
+  // profile_memory (facts_memory.cpp)
+  for (const auto& f : memory_view_facts()) facts.push_back(f);
+  return facts;
+  }();
   return kFacts;
 }
 

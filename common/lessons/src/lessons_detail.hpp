@@ -161,4 +161,6 @@ std::string measure_pointwise_traffic(const lessons_detail::View& v, const FactO
 std::string measure_fusion_pays(const lessons_detail::View& v, const FactOptions& o, Fact& f);
 std::string measure_pointwise_bytes_bound(const lessons_detail::View& v, const FactOptions& o, Fact& f);
 std::string measure_runner_waits(const lessons_detail::View& v, const FactOptions& o, Fact& f);
+// The memory facts (facts_memory.cpp, profile_memory), appended to view_facts().
+const std::vector<lessons_detail::ViewFact>& memory_view_facts();
 }  // namespace wb

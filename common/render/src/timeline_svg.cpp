@@ -8,6 +8,7 @@
 // the locale, and every loop walks vectors in a fixed order, so the output is deterministic.
 #include "workbook/timeline_svg.hpp"
 
+#include "workbook/memory.hpp"
 #include "workbook/rules.hpp"
 #include "workbook/stats.hpp"
 #include "workbook/svg.hpp"
@@ -275,6 +276,7 @@ class Renderer {
   double draw_cpu_lane(const CpuLane& lane, double y);
   double draw_gpu_lane(const GpuLane& lane, double y);
   double draw_note_lane(const std::string& text, double y);
+  double draw_memory_lane(double y);
   void draw_bar(Element& lane, EventIdx i, double y);
   void draw_step_shading(double top, double bottom);
   void draw_flows();
@@ -659,6 +661,97 @@ double Renderer::draw_gpu_lane(const GpuLane& lane, double y) {
   return row_y + kLaneGap;
 }
 
+// profile_memory: the allocator's "Total Allocated" over time (and "Total Reserved" dashed, for a
+// caching allocator), as a step line under the steps, the peak in the window marked. One lane,
+// for the allocator main_memory_series picks (the GPU's, else the CPU's).
+std::string fmt_bytes(int64_t b) {
+  char buf[48];
+  const double v = static_cast<double>(b);
+  if (std::abs(v) >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.2f GB", v / 1e9);
+  else if (std::abs(v) >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.1f MB", v / 1e6);
+  else if (std::abs(v) >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.1f kB", v / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
+  return buf;
+}
+
+double Renderer::draw_memory_lane(double y) {
+  const auto all = memory_series(m_.trace());
+  const MemorySeries* s = main_memory_series(all);
+  if (!s) return y;
+  // The points in the window, with the level just before it as the line's start.
+  std::vector<const MemoryPoint*> pts;
+  for (const auto& p : s->points)
+    if (p.t_ns >= win_.start && p.t_ns <= win_.end) pts.push_back(&p);
+  if (pts.empty()) return y;
+  int64_t top = 1;
+  const MemoryPoint* peak = pts.front();
+  for (const MemoryPoint* p : pts) {
+    top = std::max({top, p->allocated, s->has_reserved ? p->reserved : 0});
+    if (p->allocated > peak->allocated) peak = p;
+  }
+  constexpr double h = 56;
+  Element g("g");
+  g.attr("class", "lane memory").multiline();
+  y = lane_title(g, y, "memory · " + s->label(),
+                 std::string("allocated") + (s->has_reserved ? " (solid), reserved by the caching allocator (dashed)" : "") +
+                     "; profile_memory's [memory] records");
+  const double base = y + h;
+  auto y_of = [&](int64_t b) { return base - static_cast<double>(b) / static_cast<double>(top) * (h - 6); };
+  // A step line from the plot's left edge: `before` until the first record, then each record's level.
+  auto step_path = [&](int64_t before, auto value) {
+    // Vertices only where the drawn line turns (thousands of records share a pixel).
+    std::string d = "M" + num(x0_) + " " + num(y_of(before)), last_y = num(y_of(before));
+    int64_t level = before;
+    for (size_t k = 0; k < pts.size(); ++k) {
+      level = value(*pts[k]);
+      const std::string x = num(x_of(pts[k]->t_ns)), y = num(y_of(level));
+      if (y == last_y) continue;
+      d += " L" + x + " " + last_y + " L" + x + " " + y;
+      last_y = y;
+    }
+    return d + " L" + num(x1_) + " " + last_y;
+  };
+  g.add(Element("line").attr("x1", x0_).attr("y1", base + 0.5).attr("x2", x1_).attr("y2", base + 0.5).attr("stroke", "#c3cad4"));
+  if (s->has_reserved)
+    g.add(Element("path")
+              .attr("class", "mem-reserved")
+              .attr("d", step_path(pts.front()->reserved, [](const MemoryPoint& p) { return p.reserved; }))
+              .attr("fill", "none")
+              .attr("stroke", "#7048e8")
+              .attr("stroke-width", "1.2")
+              .attr("stroke-dasharray", "4,3"));
+  g.add(Element("path")
+            .attr("class", "mem-allocated")
+            .attr("d", step_path(s->allocated_before(pts.front()->t_ns),
+                                 [](const MemoryPoint& p) { return p.allocated; }))
+            .attr("fill", "none")
+            .attr("stroke", "#0b7285")
+            .attr("stroke-width", "1.6"));
+  const double px = x_of(peak->t_ns), py = y_of(peak->allocated);
+  const std::string label = "peak " + fmt_bytes(peak->allocated);
+  g.add(Element("circle").attr("class", "mem-peak").attr("cx", px).attr("cy", py).attr("r", "3.5").attr("fill", kAccent));
+  const bool right = px < (x0_ + x1_) / 2;
+  g.add(Element("text")
+            .attr("x", right ? px + 6 : px - 6)
+            .attr("y", std::max(py + 4, y + 10))
+            .attr("font-size", "10.5")
+            .attr("font-weight", "bold")
+            .attr("text-anchor", right ? "start" : "end")
+            .attr("fill", kAccent)
+            .text(label));
+  g.add(Element("title").text(s->label() + " memory: peak " + fmt_bytes(peak->allocated) + " allocated at " +
+                              fmt_duration(peak->t_ns - origin_) + "; " + std::to_string(pts.size()) +
+                              " allocations and frees in this window"));
+  row_label(g, y + 2, fmt_bytes(top));
+  row_label(g, base - 11, "0");
+  lanes_.add(std::move(g));
+  return base + kLaneGap;
+}
+
 double Renderer::draw_note_lane(const std::string& text, double y) {
   lanes_.add(muted_note("note", (x0_ + x1_) / 2, y + 13, "12", text));
   return y + 20 + kLaneGap;
@@ -799,6 +892,7 @@ std::string Renderer::render() {
   draw_axis(y);
   y += 8;
   y = draw_step_band(y);
+  y = draw_memory_lane(y);
   const double lanes_top = y;
 
   for (const auto& lane : m_.cpu_lanes()) y = draw_cpu_lane(lane, y);

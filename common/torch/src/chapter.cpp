@@ -371,10 +371,11 @@ std::string Run::dtype_name() const {
 
 int Run::dtype_bytes() const { return static_cast<int>(c10::elementSize(dtype_)); }
 
-CycleResult Run::profile(const std::function<void()>& step) {
+CycleResult Run::profile(const std::function<void()>& step, bool profile_memory) {
   ProfilerOptions opts;
   opts.schedule = schedule_;
   opts.cuda = device_.is_cuda();
+  opts.profile_memory = profile_memory;
   Profiler prof(opts);
   prof.start();
   const int steps = schedule_.total_steps();
@@ -410,6 +411,9 @@ RunOutputs Run::report(CycleResult& cycle, const ReportOptions& ro) {
   TableOptions topts;
   topts.sort_by = cfg_.sort_by;
   topts.row_limit = cfg_.row_limit;
+  // profile_memory: Python's memory columns (the in-memory events carry the [memory] records).
+  topts.profile_memory = cycle.trace().profile_memory;
+  topts.use_device = cycle.trace().has_device_activity();
   const std::string table = format_table(key_averages(cycle.trace()), topts);
   write_file_atomic(o.table, table);
 

@@ -47,6 +47,7 @@ struct CycleResult::Export {
   std::filesystem::path parked;
   bool saved = false;
   std::filesystem::path saved_path;
+  bool profile_memory = false;  // ProfilerOptions::profile_memory of the session that made it
   ~Export() {
     std::error_code ec;
     if (!parked.empty()) std::filesystem::remove(parked, ec);
@@ -210,8 +211,10 @@ std::function<void(CycleResult&)> tensorboard_trace_handler(const std::filesyste
 }
 
 const Trace& CycleResult::trace() const {
-  if (!trace_)
+  if (!trace_) {
     trace_ = std::make_shared<Trace>(export_ && export_->raw ? trace_from_result(*export_->raw) : Trace{});
+    if (export_) trace_->profile_memory |= export_->profile_memory;
+  }
   return *trace_;
 }
 
@@ -301,7 +304,7 @@ ti::ProfilerConfig make_config(const ProfilerOptions& o) {
   experimental.verbose = o.with_stack;
   // Python: record_shapes |= with_flops (the formula reads the shapes).
   return ti::ProfilerConfig(ti::ProfilerState::KINETO, o.record_shapes || o.with_flops,
-                            /*profile_memory=*/false, o.with_stack, o.with_flops,
+                            o.profile_memory, o.with_stack, o.with_flops,
                             /*with_modules=*/false, experimental);
 }
 std::set<ti::ActivityType> make_activities(bool cuda) {
@@ -327,6 +330,7 @@ void Profiler::enable() {
   if (opts_.record_shapes || opts_.with_flops) tp::addMetadataJson("record_shapes", "1");
   if (opts_.with_flops) tp::addMetadataJson("with_flops", "1");
   if (opts_.with_stack) tp::addMetadataJson("with_stack", "1");
+  if (opts_.profile_memory) tp::addMetadataJson("profile_memory", "1");
   enabled_ = true;
   cycle_first_step_ = step_num_;
 }
@@ -346,6 +350,7 @@ void Profiler::disable_and_collect() {
   pending_->last_step = last_closed_step_;
   pending_->export_ = std::make_shared<CycleResult::Export>();
   pending_->export_->raw = std::move(raw);
+  pending_->export_->profile_memory = opts_.profile_memory;
   register_export(pending_->export_);
 }
 
@@ -458,6 +463,14 @@ Trace trace_from_result(const tp::ProfilerResult& result) {
         }
         e.input_shapes += ']';
       }
+    }
+    if (e.kind == Kind::Instant && e.name == "[memory]") {  // profile_memory (the saved trace has more)
+      MemoryRecord m;
+      m.device_type = static_cast<int>(ke.deviceType());
+      m.device_id = ke.deviceIndex();
+      e.memory = m;
+      e.bytes = ke.nBytes();
+      t.profile_memory = true;
     }
     for (const std::string& frame : ke.stack())  // with_stack (Python keeps the same entries)
       if (keep_stack_entry(frame)) e.stack.push_back(frame);

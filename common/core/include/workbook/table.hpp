@@ -32,6 +32,11 @@ struct TableRow {
   // The table prints these, so an average on a rounding boundary rounds as Python's does.
   double self_cpu_us = 0, cpu_total_us = 0, self_device_us = 0, device_total_us = 0;
   int64_t flops = 0;         // with_flops: sum over the calls (torch's formula)
+  // profile_memory, in bytes, summed over the calls as Python does: each call's records whose
+  // time lies within the call (any thread; allocations > 0, frees < 0), and "self" = that minus
+  // the direct children's (negative when the call frees more than it allocates). CPU = records
+  // of the CPU allocator, device = of the CUDA caching allocator.
+  int64_t cpu_memory = 0, self_cpu_memory = 0, device_memory = 0, self_device_memory = 0;
   std::string input_shapes;  // group_by_input_shape: str(input_shapes) of the first call
   // group_by_stack_n: the first call's stack (with_stack), innermost first, cut to n frames.
   std::vector<std::string> stack;
@@ -54,11 +59,15 @@ struct TableOptions {
   int max_name_width = 55;        // longer names end in "..."; <= 0: no limit
   bool with_flops = false;        // a "Total FLOPs" column (Python: the profile's with_flops)
   int max_src_column_width = 75;  // the Source Location column (Python's max_src_column_width)
+  // profile_memory: the "CPU Mem" and "Self CPU Mem" columns, and "CUDA Mem", "Self CUDA Mem"
+  // when use_device and some row has device self memory > 0 (Python's rules).
+  bool profile_memory = false;
+  bool use_device = false;  // Python's use_device ("cuda" when the profile recorded the GPU)
 };
 
 // The sort keys format_table accepts: every numeric attribute of Python's FunctionEventAvg
 // (cpu_time, cuda_time, cpu_time_total, ..., count, flops, *_memory_usage); "device" and "xpu"
-// may stand for "cuda". Memory sorts see 0 (memory columns are not reproduced).
+// may stand for "cuda".
 const std::vector<std::string>& table_sort_keys();
 
 // Groups the trace's events as Python's EventList.key_averages() does.
@@ -69,12 +78,15 @@ std::vector<TableRow> key_averages(const Trace& trace, const GroupOptions& group
 std::string format_table(const std::vector<TableRow>& rows, const TableOptions& opts = {});
 
 // Both steps at once; the FLOPs column appears when the trace was recorded with_flops (or
-// opts.with_flops), as in Python.
+// opts.with_flops), the memory columns when it was recorded with profile_memory (or
+// opts.profile_memory), as in Python.
 std::string key_averages_table(const Trace& trace, const TableOptions& opts = {},
                                const GroupOptions& group = {});
 
 // Python's _format_time: "12.345us", "1.234ms", "1.234s" (3 decimals, unit by magnitude).
 std::string format_time_us(double us);
+// Python's _format_memory: "12 B", "1.50 KB", "3.00 MB", "1.17 GB" (1024-based; negative too).
+std::string format_memory(int64_t bytes);
 // Python's _format_time_share: "12.34%", or "NaN" when the total is 0.
 std::string format_time_share(double part_us, double total_us);
 // Event names Python's table never shows (profiler bookkeeping: _filter_name in profiler.py).

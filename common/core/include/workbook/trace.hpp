@@ -45,6 +45,20 @@ struct KernelInfo {
   double warps_per_sm = -1;
 };
 
+// One allocation or free that the caching allocator (or the CPU allocator) reported while the
+// profiler ran with profile_memory: Kineto's "[memory]" instant event and its args. Event::bytes
+// holds "Bytes" (positive: allocated, negative: freed).
+struct MemoryRecord {
+  int64_t total_allocated = -1;  // "Total Allocated": bytes in use on that device after this record (-1: unknown)
+  int64_t total_reserved = -1;   // "Total Reserved": bytes the caching allocator holds (CPU: 0; -1: unknown)
+  int64_t addr = 0;              // "Addr": the block's address (pairs an allocation with its free)
+  int device_type = -1;          // "Device Type": c10::DeviceType (0 CPU, 1 CUDA, 2 MKLDNN, 5 IDEEP, ...)
+  int device_id = -1;            // "Device Id": -1 for the CPU
+  // Python's split (profiler.py _cpu_memory_usage / _device_memory_usage): which column it counts in.
+  bool on_cpu() const { return device_type == 0 || device_type == 2 || device_type == 5; }
+  bool on_device() const { return device_type == 1 || device_type == 6 || device_type == 12 || device_type == 20; }
+};
+
 struct Event {
   std::string name;
   Kind kind = Kind::Other;
@@ -78,6 +92,8 @@ struct Event {
   // with the same sequence number through these.
   int64_t sequence_nr = -1;
   int64_t fwd_thread_id = 0;
+  // profile_memory: a "[memory]" instant's record (then `bytes` is its "Bytes"). Empty otherwise.
+  std::optional<MemoryRecord> memory;
 
   int64_t end_ns() const { return start_ns + dur_ns; }
   // True for events that ran on an accelerator (Self CUDA time in the table).
@@ -105,6 +121,12 @@ struct Trace {
   // How the trace was recorded, from the metadata torch.profiler (and wb::Profiler) write at the
   // top level: "record_shapes": 1, "with_flops": 1, "profile_memory": 1, "with_stack": 1.
   bool record_shapes = false, with_flops = false, profile_memory = false, with_stack = false;
+  // Whether any event is a profile_memory record (Event::memory).
+  bool has_memory_records() const {
+    for (const auto& e : events)
+      if (e.memory) return true;
+    return false;
+  }
   bool has_device_activity() const {
     for (const auto& e : events)
       if (e.on_device() && e.kind != Kind::GpuUserAnnotation) return true;

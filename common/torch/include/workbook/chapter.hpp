@@ -193,7 +193,8 @@ class Run {
 
   // Runs `step` schedule.total_steps() times under the profiler (one ProfilerStep each) and
   // returns the last cycle's result. repeat=0 schedules run one cycle.
-  CycleResult profile(const std::function<void()>& step);
+  // profile_memory: ProfilerOptions::profile_memory (the exercises of chapter 08 ask for it).
+  CycleResult profile(const std::function<void()>& step, bool profile_memory = false);
 
   // Writes into --out (each file atomically, under a lock on the folder):
   //   trace.json    the Chrome trace (Perfetto)

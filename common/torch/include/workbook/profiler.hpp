@@ -120,9 +120,13 @@ struct ProfilerOptions {
   // stack per op, and its table shows none. Event::stack carries it, in memory and in the saved
   // trace ("Call stack"); key_averages' group_by_stack_n and `table --group-by-stack-n` read it.
   bool with_stack = false;
-  // profile_memory is not offered yet: the table cannot yet show its memory columns
-  // faithfully. It will be one more field here, so code written today keeps compiling.
-  //
+  // Python's profile_memory: every allocation and free of the CPU allocator and of the CUDA
+  // caching allocator while the profiler records, as a "[memory]" instant event (its bytes,
+  // < 0 for a free, and the allocator's totals after it: "Total Allocated", "Total Reserved").
+  // The saved trace says so ("profile_memory": 1); the table then shows Python's CPU Mem /
+  // Self CPU Mem (and CUDA Mem / Self CUDA Mem) columns, `timeline` a memory lane, and
+  // `inspect` the peak and where it is.
+  bool profile_memory = false;
   // Called when a cycle's result is complete (Python's on_trace_ready), e.g.
   // wb::tensorboard_trace_handler("traces") to write each cycle's trace as it completes.
   std::function<void(CycleResult&)> on_trace_ready;
