@@ -116,4 +116,7 @@ struct LogitsMatch {
 };
 LogitsMatch compare_logits(const torch::Tensor& a, const torch::Tensor& b);
 
+// printf-style formatting for the chapters' text (code that sees LibTorch does not use fmt).
+std::string strf(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
 }  // namespace llm

@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fmt/format.h>
 
 #include "llm.hpp"
 #include "workbook/chapter.hpp"
@@ -32,16 +31,17 @@ std::string napkin(const llm::Config& c, int64_t batch, int64_t prompt, int dtyp
   const double params = static_cast<double>(llm::parameters(c));
   const double read = static_cast<double>(llm::parameters_read_per_token(c)) * dtype_bytes;
   const double flop_layer = llm::prefill_flop_per_layer(c, batch * prompt);
-  return fmt::format(
-      "Napkin math ({}: dim {}, {} layers, {} heads, {} KV heads, MLP {}, vocab {}):\n"
-      "  parameters {:.3f} B = {:.2f} GB of weights at {} bytes each\n"
-      "  prefill of {} x {} tokens: {:.1f} GFLOP per layer (GEMMs 2*m*k*n + causal attention), "
-      "{:.2f} TFLOP for the model\n"
-      "  decode: every GEMM has M = {} rows; each token reads the weights once: {:.2f} GB "
+  using ll = long long;
+  return llm::strf(
+      "Napkin math (%s: dim %lld, %lld layers, %lld heads, %lld KV heads, MLP %lld, vocab %lld):\n"
+      "  parameters %.2f M = %.1f MB of weights at %d bytes each\n"
+      "  prefill of %lld x %lld tokens: %.2f GFLOP per layer (GEMMs 2*m*k*n + causal attention), "
+      "%.1f GFLOP for the model\n"
+      "  decode: every GEMM has M = %lld rows; each token reads the weights once: %.1f MB "
       "(all but the embedding)\n",
-      c.name, c.dim, c.layers, c.heads, c.kv_heads, c.mlp, c.vocab, params / 1e9, params * dtype_bytes / 1e9,
-      dtype_bytes, batch, prompt, flop_layer / 1e9,
-      (flop_layer * c.layers + 2.0 * batch * c.dim * c.vocab) / 1e12, batch, read / 1e9);
+      c.name.c_str(), ll(c.dim), ll(c.layers), ll(c.heads), ll(c.kv_heads), ll(c.mlp), ll(c.vocab), params / 1e6,
+      params * dtype_bytes / 1e6, dtype_bytes, ll(batch), ll(prompt), flop_layer / 1e9,
+      (flop_layer * c.layers + 2.0 * batch * c.dim * c.vocab) / 1e9, ll(batch), read / 1e6);
 }
 
 }  // namespace
@@ -64,8 +64,8 @@ int main(int argc, char** argv) {
     const llm::Config cfg = llm::config(fl.config == "auto" ? (run.on_cuda() ? "1b" : "tiny") : fl.config);
     const int64_t batch = run.config().batch, steps = run.schedule().total_steps();
     if (steps > fl.new_tokens)
-      throw wb::UsageError(fmt::format("--schedule runs {} decode steps, more than --new-tokens {}", steps,
-                                       fl.new_tokens));
+      throw wb::UsageError(llm::strf("--schedule runs %lld decode steps, more than --new-tokens %lld",
+                                     static_cast<long long>(steps), static_cast<long long>(fl.new_tokens)));
     const int64_t capacity = fl.prompt + fl.new_tokens;
     const llm::Model model(cfg, run.options(), /*seed=*/0, capacity);
     const torch::Tensor prompt = llm::random_prompt(cfg, batch, fl.prompt, /*seed=*/1, run.device());
@@ -88,10 +88,10 @@ int main(int argc, char** argv) {
       const double per_token_ms =
           std::chrono::duration<double, std::milli>(t2 - t1).count() / static_cast<double>(fl.new_tokens - 1);
       const double flop = llm::prefill_flop_per_layer(cfg, batch * fl.prompt) * cfg.layers;
-      run.say(fmt::format("Timed, unprofiled: prefill {:.2f} ms ({:.1f} TFLOP/s achieved); decode {:.3f} ms per "
-                          "token = {:.0f} tokens/s at batch {}\n",
-                          prefill_ms, flop / (prefill_ms * 1e-3) / 1e12, per_token_ms,
-                          1e3 * batch / per_token_ms, batch));
+      run.say(llm::strf("Timed, unprofiled: prefill %.2f ms (%.1f TFLOP/s achieved); decode %.3f ms per "
+                        "token = %.0f tokens/s at batch %lld\n",
+                        prefill_ms, flop / (prefill_ms * 1e-3) / 1e12, per_token_ms, 1e3 * batch / per_token_ms,
+                        static_cast<long long>(batch)));
     }
 
     // ---- profiled: each phase on its own, a step being one prefill or one token ---------

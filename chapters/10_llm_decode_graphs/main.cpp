@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fmt/format.h>
 #include <sstream>
 
 #include "llm.hpp"
@@ -95,8 +94,8 @@ int main(int argc, char** argv) {
     const llm::Model model(cfg, run.options(), /*seed=*/0, capacity);
     const torch::Tensor prompt = llm::random_prompt(cfg, batch, fl.prompt, /*seed=*/1, run.device());
     const double read_gb = static_cast<double>(llm::parameters_read_per_token(cfg)) * run.dtype_bytes() / 1e9;
-    run.say(fmt::format("Model {}: {:.3f} B parameters; a decode step reads {:.2f} GB of weights\n", cfg.name,
-                        llm::parameters(cfg) / 1e9, read_gb));
+    run.say(llm::strf("Model %s: %.2f M parameters; a decode step reads %.1f MB of weights\n", cfg.name.c_str(),
+                      llm::parameters(cfg) / 1e6, read_gb * 1e3));
 
     // ---- the graph computes what eager computes: teacher-forced logits -----------------
     {
@@ -128,11 +127,11 @@ int main(int argc, char** argv) {
         what = "the graph's step run eagerly (no CUDA graph here: " + no_graph + ")";
       }
       const llm::LogitsMatch m = llm::compare_logits(torch::stack(eager), torch::stack(other));
-      run.say(fmt::format("Teacher-forced logits, {} tokens: chapter 09's eager step vs {}:\n"
-                          "  max |diff| {:.4g} = {:.3g} of the largest logit {:.3g}; cosine {:.6f}; "
-                          "greedy argmax agrees on {:.1f}% of positions\n",
-                          fl.compare_tokens, what, m.max_abs_diff, m.rel, m.max_abs, m.cosine,
-                          100 * m.argmax_agree));
+      run.say(llm::strf("Teacher-forced logits, %lld tokens: chapter 09's eager step vs %s:\n"
+                        "  max |diff| %.4g = %.3g of the largest logit %.3g; cosine %.6f; "
+                        "greedy argmax agrees on %.1f%% of positions\n",
+                        static_cast<long long>(fl.compare_tokens), what.c_str(), m.max_abs_diff, m.rel, m.max_abs,
+                        m.cosine, 100 * m.argmax_agree));
     }
 
     // ---- timed, unprofiled: eager vs graph per token, the batch sweep ------------------
@@ -148,7 +147,7 @@ int main(int argc, char** argv) {
       for (int i = 0; i < timed; ++i) model.decode_static(tok, pos, kv);
       wb::synchronize_device();
       const double eager_ms = ms_since(t0) / timed;
-      std::string line = fmt::format("batch {:>3}: eager {:.3f} ms/step", b, eager_ms);
+      std::string line = llm::strf("batch %3lld: eager %.3f ms/step", static_cast<long long>(b), eager_ms);
       if (no_graph.empty()) {
         llm::DecodeGraph g(model, kv, b);
         g.set(tok, fl.prompt);
@@ -159,12 +158,12 @@ int main(int argc, char** argv) {
         wb::synchronize_device();
         const double graph_ms = ms_since(t0) / timed;
         const double bound_ms = read_gb / bw * 1e3;
-        line += fmt::format(", graph {:.3f} ms/step ({:.1f}x eager) = {:.0f} tokens/s; weight-read bound "
-                            "{:.3f} ms ({:.0f} GB/s copy): {:.1f}% of it",
+        line += llm::strf(", graph %.3f ms/step (%.1fx eager) = %.0f tokens/s; weight-read bound "
+                          "%.3f ms (%.0f GB/s copy): %.1f%% of it",
                             graph_ms, eager_ms / graph_ms, 1e3 * b / graph_ms, bound_ms, bw,
                             100 * bound_ms / graph_ms);
       } else {
-        line += fmt::format(" = {:.0f} tokens/s (no graph here)", 1e3 * b / eager_ms);
+        line += llm::strf(" = %.0f tokens/s (no graph here)", 1e3 * b / eager_ms);
       }
       run.say(line + "\n");
     }
@@ -190,11 +189,11 @@ int main(int argc, char** argv) {
       ro.annotation = "decode";
       ro.problem = wb::Problem::gemm(/*m=*/batch, /*k=*/cfg.dim, /*n=*/cfg.dim, run.dtype_bytes());
       ro.napkin = [&](const std::string&) {
-        return fmt::format("Napkin math: {} decode, batch {}: every GEMM has M = {}; a step reads {:.2f} GB "
-                           "of weights{}\n",
-                           cfg.name, batch, batch, read_gb,
-                           bw > 0 ? fmt::format(": {:.3f} ms at the measured {:.0f} GB/s", read_gb / bw * 1e3, bw)
-                                  : std::string());
+        return llm::strf("Napkin math: %s decode, batch %lld: every GEMM has M = %lld; a step reads %.2f GB "
+                         "of weights%s\n",
+                         cfg.name.c_str(), static_cast<long long>(batch), static_cast<long long>(batch), read_gb,
+                         bw > 0 ? llm::strf(": %.3f ms at the measured %.0f GB/s", read_gb / bw * 1e3, bw).c_str()
+                                : "");
       };
       code = std::max(code, run.exit_code(run.report(prof.results().back(), ro)));
     };
