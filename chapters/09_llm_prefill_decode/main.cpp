@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
       const double per_token_ms =
           std::chrono::duration<double, std::milli>(t2 - t1).count() / static_cast<double>(fl.new_tokens - 1);
       const double flop = llm::prefill_flop_per_layer(cfg, batch * fl.prompt) * cfg.layers;
-      run.say(llm::strf("Timed, unprofiled: prefill %.2f ms (%.1f TFLOP/s achieved); decode %.3f ms per "
+      run.say(llm::strf("Timed, unprofiled: prefill %.2f ms (%.3g TFLOP/s achieved); decode %.3f ms per "
                         "token = %.0f tokens/s at batch %lld\n",
                         prefill_ms, flop / (prefill_ms * 1e-3) / 1e12, per_token_ms, 1e3 * batch / per_token_ms,
                         static_cast<long long>(batch)));
