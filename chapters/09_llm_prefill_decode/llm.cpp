@@ -2,6 +2,7 @@
 #include "llm.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/ops/rms_norm.h>
 
 #include <cmath>
 #include <cstdarg>
@@ -156,15 +157,30 @@ torch::Tensor Model::forward(const torch::Tensor& tokens, const torch::Tensor& p
   std::optional<torch::Tensor> mask;
   if (!prefill && attn == Attn::Masked && !cache.growing)
     mask = arange_.view({1, capacity_}).le(positions.view({T, 1}));  // [T, capacity]: true = attend
+  const bool fused = fused_;
+  auto norm = [&](const torch::Tensor& t, const torch::Tensor& w) {
+    return fused ? at::rms_norm(t, {c.dim}, w, c.eps) : rms_norm(t, w, c.eps);
+  };
+  // x + linear(a, w): two kernels, or one GEMM that adds x in its epilogue (addmm).
+  auto project_add = [&](const torch::Tensor& res, const torch::Tensor& a, const torch::Tensor& w) {
+    if (!fused) return res + torch::linear(a, w);
+    return torch::addmm(res.reshape({-1, res.size(-1)}), a.reshape({-1, a.size(-1)}), w.t()).view(res.sizes());
+  };
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& L = layers_[l];
-    torch::Tensor h = rms_norm(x, L.attn_norm, c.eps);
+    torch::Tensor h = norm(x, L.attn_norm);
     const torch::Tensor qkv = torch::linear(h, L.wqkv);  // [B, T, (H + 2 KV) hd]
-    torch::Tensor q = qkv.narrow(-1, 0, H * hd).view({B, T, H, hd}).transpose(1, 2);
-    torch::Tensor k = qkv.narrow(-1, H * hd, KV * hd).view({B, T, KV, hd}).transpose(1, 2);
+    torch::Tensor q, k;
+    if (fused) {  // q and k rotated together: [B, H + KV, T, hd]
+      const torch::Tensor qk =
+          rope(qkv.narrow(-1, 0, (H + KV) * hd).view({B, T, H + KV, hd}).transpose(1, 2), cos, sin);
+      q = qk.narrow(1, 0, H);
+      k = qk.narrow(1, H, KV);
+    } else {
+      q = rope(qkv.narrow(-1, 0, H * hd).view({B, T, H, hd}).transpose(1, 2), cos, sin);
+      k = rope(qkv.narrow(-1, H * hd, KV * hd).view({B, T, KV, hd}).transpose(1, 2), cos, sin);
+    }
     const torch::Tensor v = qkv.narrow(-1, (H + KV) * hd, KV * hd).view({B, T, KV, hd}).transpose(1, 2);
-    q = rope(q, cos, sin);
-    k = rope(k, cos, sin);
     torch::Tensor keys, values;
     if (cache.growing) {  // a new tensor every token: everything so far is copied again
       cache.k[l] = torch::cat({cache.k[l], k}, 2);
@@ -189,12 +205,12 @@ torch::Tensor Model::forward(const torch::Tensor& tokens, const torch::Tensor& p
                                                           /*is_causal=*/prefill, /*scale=*/std::nullopt,
                                                           /*enable_gqa=*/true);
     a = a.transpose(1, 2).reshape({B, T, c.dim});
-    x = x + torch::linear(a, L.wo);
-    h = rms_norm(x, L.mlp_norm, c.eps);
+    x = project_add(x, a, L.wo);
+    h = norm(x, L.mlp_norm);
     const torch::Tensor gu = torch::linear(h, L.w_gate_up);  // [B, T, 2 mlp]
-    x = x + torch::linear(torch::silu(gu.narrow(-1, 0, c.mlp)) * gu.narrow(-1, c.mlp, c.mlp), L.w_down);
+    x = project_add(x, torch::silu(gu.narrow(-1, 0, c.mlp)) * gu.narrow(-1, c.mlp, c.mlp), L.w_down);
   }
-  x = rms_norm(x.narrow(1, T - 1, 1), final_norm_, c.eps);  // the last position only
+  x = norm(x.narrow(1, T - 1, 1), final_norm_);  // the last position only
   return torch::linear(x, lm_head_).view({B, c.vocab});
 }
 

@@ -74,6 +74,13 @@ class Model {
   // embedding, ones for the norms. `capacity`: the longest sequence (RoPE's tables).
   Model(const Config& c, torch::TensorOptions o, uint64_t seed, int64_t capacity);
 
+  // Chapter 10's first fusion step, for every forward after the call: RMSNorm as one op
+  // (at::rms_norm: one fused kernel on a GPU instead of eight), RoPE on q and k together (one
+  // set of four kernels instead of two), and the residual adds in the GEMMs' epilogues
+  // (addmm). The same arithmetic up to rounding.
+  void set_fused(bool on) { fused_ = on; }
+  bool fused() const { return fused_; }
+
   const Config& config() const { return cfg_; }
   torch::TensorOptions options() const { return opts_; }
   int64_t capacity() const { return capacity_; }
@@ -99,6 +106,7 @@ class Model {
   Config cfg_;
   torch::TensorOptions opts_;
   int64_t capacity_;
+  bool fused_ = false;
   torch::Tensor embed_, final_norm_, lm_head_;
   std::vector<Layer> layers_;
   torch::Tensor cos_, sin_signed_;  // [capacity, head_dim]
