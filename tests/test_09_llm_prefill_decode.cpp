@@ -76,6 +76,20 @@ TEST_CASE("static cache, cat cache and the graph-safe masked step compute the sa
   CHECK(sc.rel < 1e-5);
   CHECK(sm.rel < 1e-4);
   CHECK(sm.cosine > 0.99999);
+  // The first fusion step (chapter 10: one-op RMSNorm, RoPE on q and k at once, residuals in the
+  // GEMMs' epilogues) computes the same logits.
+  llm::Model mf(c, o, 0, cap);
+  mf.set_fused(true);
+  auto kv_f = llm::KvCache::preallocated(c, 2, cap, o);
+  CHECK(llm::compare_logits(p_s, mf.prefill(prompt, kv_f)).rel < 1e-4);
+  std::vector<torch::Tensor> f;
+  for (int64_t i = 0; i < N; ++i) {
+    pos.fill_(P + i);
+    f.push_back(mf.decode_static(forced.narrow(1, i, 1), pos, kv_f));
+  }
+  const auto sf = llm::compare_logits(torch::stack(s), torch::stack(f));
+  CHECK(sf.rel < 1e-4);
+  CHECK(sf.cosine > 0.99999);
   // The tolerance can fail: other tokens give other logits.
   auto kv_x = llm::KvCache::preallocated(c, 2, cap, o);
   m.prefill(prompt, kv_x);

@@ -99,6 +99,23 @@ TEST_CASE("the graph computes what eager computes: teacher-forced logits in bf16
     CHECK(off.cosine < 0.995);
     // The graph's greedy next token is its logits' argmax.
     CHECK(torch::equal(g.token().view({-1}), g.logits().argmax(-1)));
+    // The first fusion step computes the same logits, within the same tolerance.
+    llm::Model mf(c, o, 0, cap);
+    mf.set_fused(true);
+    auto kv_f = llm::KvCache::preallocated(c, 1, cap, o);
+    llm::DecodeGraph gf(mf, kv_f, 1);
+    mf.prefill(prompt, kv_f);
+    gf.set(forced.narrow(1, 0, 1), P);
+    std::vector<torch::Tensor> fused;
+    for (int64_t i = 0; i < N; ++i) {
+      gf.set_token(forced.narrow(1, i, 1));
+      gf.replay();
+      fused.push_back(gf.logits().clone());
+    }
+    const auto ef = llm::compare_logits(torch::stack(eager), torch::stack(fused));
+    UNSCOPED_INFO("eager vs fused graph: rel " << ef.rel << " cosine " << ef.cosine);
+    CHECK(ef.rel <= 0.05);
+    CHECK(ef.cosine >= 0.995);
   }
 }
 
@@ -106,7 +123,7 @@ TEST_CASE("chapter 10 on the GPU, live: eager and graph pass their lessons", "[c
   const auto r = chapter_runner::run_gpu("10_llm_decode_graphs", {"--check", "--batches", "1,8"}, "gpu");
   INFO(r.out << r.err);
   REQUIRE(r.rc == 0);
-  for (const char* v : {"eager", "graph"}) {
+  for (const char* v : {"eager", "graph", "graph_fused"}) {
     INFO(v);
     const auto l = part2::variant_lessons(r, v);
     REQUIRE(l.is_object());
@@ -117,13 +134,14 @@ TEST_CASE("chapter 10 on the GPU, live: eager and graph pass their lessons", "[c
   CHECK(status(judge(g, "10_llm_decode_graphs/eager", k1b, "decode"), "work_per_step") == Status::Fail);
   CHECK(status(judge(e, "10_llm_decode_graphs/graph", k1b, "decode"), "work_per_step") == Status::Fail);
   CHECK(status(judge(e, "10_llm_decode_graphs/graph", k1b, "decode"), "overhead_bound") == Status::Fail);
+  CHECK(status(judge(g, "10_llm_decode_graphs/graph_fused", k1b, "decode"), "work_per_step") == Status::Fail);
 }
 
 TEST_CASE("chapter 10's recordings pass their lessons; the graph's fail eager's", "[ch10][recorded]") {
   for (const std::string platform : {"cpu", "h200"}) {
     const wb::Problem p = platform == "cpu" ? kTiny : k1b;
-    for (const std::string v : {"eager", "graph"}) {
-      if (platform == "cpu" && v == "graph") continue;  // the graph needs a GPU
+    for (const std::string v : {"eager", "graph", "graph_fused"}) {
+      if (platform == "cpu" && v != "eager") continue;  // the graphs need a GPU
       const fs::path t = chapter_runner::recorded_trace(platform, "10_llm_decode_graphs/" + v);
       if (t.empty()) {
         if (platform == "cpu") FAIL("no CPU recording of 10_llm_decode_graphs/" << v);
@@ -135,6 +153,8 @@ TEST_CASE("chapter 10's recordings pass their lessons; the graph's fail eager's"
       part2::all_pass(judge(tr, "10_llm_decode_graphs/" + v, p, "decode"));
       if (platform == "h200")
         CHECK(judge(tr, std::string("10_llm_decode_graphs/") + (v == "eager" ? "graph" : "eager"), p, "decode").failed >= 1);
+      if (platform == "h200" && v == "graph")
+        CHECK(judge(tr, "10_llm_decode_graphs/graph_fused", p, "decode").failed >= 1);
     }
   }
   // Chapter 09's cat trace fails chapter 10's eager lessons (cat, no mask).

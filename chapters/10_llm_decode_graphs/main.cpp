@@ -73,7 +73,8 @@ int main(int argc, char** argv) {
   ch.defaults().schedule = "1,2,5,1";  // a step is one decoded token
   ch.defaults().size_help = "not used here: --config picks the model";
   ch.defaults().batch_help = "sequences decoded together in the profiled run (default 1)";
-  ch.variants({"eager", "graph"}, "eager | graph | all (graph needs a CUDA device)");
+  ch.variants({"eager", "graph", "graph_fused"},
+              "eager | graph | graph_fused | all (the graphs need a CUDA device)");
   Flags fl;
   ch.app().add_option("--config", fl.config, "model: auto (1b on a GPU, tiny on a CPU) | tiny | 1b")
       ->check(CLI::IsMember({"auto", "tiny", "1b"}));
@@ -87,11 +88,12 @@ int main(int argc, char** argv) {
     const std::vector<int64_t> batches = parse_batches(fl.batches);
     const std::string no_graph = llm::DecodeGraph::unavailable(run.device());
     run.refuse("graph", no_graph);  // --variant graph on a CPU: exit 2, before any work
+    run.refuse("graph_fused", no_graph);
     const llm::Config cfg = llm::config(fl.config == "auto" ? (run.on_cuda() ? "1b" : "tiny") : fl.config);
     const int64_t batch = run.config().batch, steps = run.schedule().total_steps();
     const int timed = 32;  // timed steps per batch size in the sweep
     const int64_t capacity = fl.prompt + std::max<int64_t>({steps, fl.compare_tokens, timed + 3}) + 8;
-    const llm::Model model(cfg, run.options(), /*seed=*/0, capacity);
+    llm::Model model(cfg, run.options(), /*seed=*/0, capacity);
     const torch::Tensor prompt = llm::random_prompt(cfg, batch, fl.prompt, /*seed=*/1, run.device());
     const double read_gb = static_cast<double>(llm::parameters_read_per_token(cfg)) * run.dtype_bytes() / 1e9;
     run.say(llm::strf("Model %s: %.2f M parameters; a decode step reads %.1f MB of weights\n", cfg.name.c_str(),
@@ -157,11 +159,26 @@ int main(int argc, char** argv) {
         for (int i = 0; i < timed; ++i) g.replay();  // the position advances in the graph
         wb::synchronize_device();
         const double graph_ms = ms_since(t0) / timed;
+        // The first fusion step (Model::set_fused), captured the same way.
+        model.set_fused(true);
+        double fused_ms = 0;
+        {
+          llm::DecodeGraph gf(model, kv, b);
+          gf.set(tok, fl.prompt);
+          for (int i = 0; i < 3; ++i) gf.replay();
+          wb::synchronize_device();
+          t0 = std::chrono::steady_clock::now();
+          for (int i = 0; i < timed; ++i) gf.replay();
+          wb::synchronize_device();
+          fused_ms = ms_since(t0) / timed;
+        }
+        model.set_fused(false);
         const double bound_ms = read_gb / bw * 1e3;
-        line += llm::strf(", graph %.3f ms/step (%.1fx eager) = %.0f tokens/s; weight-read bound "
-                          "%.3f ms (%.0f GB/s copy): %.1f%% of it",
-                            graph_ms, eager_ms / graph_ms, 1e3 * b / graph_ms, bound_ms, bw,
-                            100 * bound_ms / graph_ms);
+        line += llm::strf(", graph %.3f ms/step (%.1fx eager) = %.0f tokens/s, %.1f%% of the bound; "
+                          "graph_fused %.3f ms = %.0f tokens/s, %.1f%% of the bound (weight-read bound %.3f ms "
+                          "at %.0f GB/s copy)",
+                          graph_ms, eager_ms / graph_ms, 1e3 * b / graph_ms, 100 * bound_ms / graph_ms, fused_ms,
+                          1e3 * b / fused_ms, 100 * bound_ms / fused_ms, bound_ms, bw);
       } else {
         line += llm::strf(" = %.0f tokens/s (no graph here)", 1e3 * b / eager_ms);
       }
@@ -210,13 +227,21 @@ int main(int argc, char** argv) {
     }
     if (run.wants("graph")) {
       if (!no_graph.empty()) {
-        run.say("==== graph: not run: " + no_graph + " (its lessons are not judged here)\n");
+        run.say("==== graph, graph_fused: not run: " + no_graph + " (their lessons are not judged here)\n");
       } else {
         llm::DecodeGraph g(model, kv, batch);  // capture first, then prefill (llm_graph.hpp)
         model.prefill(prompt, kv);
         g.set(prompt.narrow(1, fl.prompt - 1, 1), fl.prompt);
         profile_variant("graph", [&] { g.replay(); });  // the token and position advance in the graph
       }
+    }
+    if (run.wants("graph_fused") && no_graph.empty()) {
+      model.set_fused(true);  // RMSNorm as one op, RoPE on q and k at once, residuals in the GEMMs
+      llm::DecodeGraph g(model, kv, batch);
+      model.prefill(prompt, kv);
+      g.set(prompt.narrow(1, fl.prompt - 1, 1), fl.prompt);
+      profile_variant("graph_fused", [&] { g.replay(); });
+      model.set_fused(false);
     }
     return code;
   });
