@@ -253,6 +253,10 @@ CPU_EXERCISE("ex07.1")
 CPU_EXERCISE("ex07.2")
 CPU_EXERCISE("ex08.1")
 CPU_EXERCISE("ex08.2")
+CPU_EXERCISE("ex09.1")
+CPU_EXERCISE("ex09.2")
+GPU_EXERCISE("ex10.1")
+CPU_EXERCISE("ex10.2")
 
 TEST_CASE("every exercise of the catalog has its honesty cases, GPU-only ones tagged [gpu]",
           "[exercises][cpu]") {
@@ -295,7 +299,8 @@ TEST_CASE("the catalog: at least two exercises per chapter, ten in all, files in
     }
   }
   for (const char* ch : {"01_cold_64", "02_warmup", "03_batched_bmm", "04_compute_bound_4096",
-                         "05_compiled_addmm", "06_linear", "07_geglu_mlp"}) {
+                         "05_compiled_addmm", "06_linear", "07_geglu_mlp", "09_llm_prefill_decode",
+                         "10_llm_decode_graphs"}) {
     INFO(ch);
     CHECK(per_chapter[ch] >= 2);
   }
@@ -956,7 +961,11 @@ TEST_CASE("no leaked answers: headers, READMEs, stubs and first hints", "[exerci
       {"ex07.1", "cat({w_gate, w_up})"},
       {"ex07.1", "narrow(-1, 0, hidden)"},
       {"ex07.2", "y.mul_(u)"},
-      {"ex07.2", "(`mul_`)"},  // the op the learner is to find, as a README's exercise title once gave it
+      {"ex07.2", "(`mul_`)"},
+      {"ex09.1", "index_copy_(2, positions"},
+      {"ex09.2", "at::rms_norm(x"},
+      {"ex10.1", "graph->capture_begin();"},
+      {"ex10.2", "addmm(x, a, w.t())"},  // the op the learner is to find, as a README's exercise title once gave it
   };
   std::vector<fs::path> read_first = {kRoot / "exercises" / "common" / "exercise.hpp",
                                       kRoot / "exercises" / "README.md", kRoot / "README.md"};
