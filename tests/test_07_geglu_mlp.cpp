@@ -119,8 +119,9 @@ TEST_CASE("07's fusion lessons: a fused kernel that does not pay fails, whatever
   auto judged = [&](Mlp v, const char* spec, part2::MlpTimes k) {
     const auto r = judge_vs_eager(part2::mlp_trace(v, true, k), eager, spec, part2::kMlpGpu);
     INFO(wb::render_lessons(r, wb::Format::Text));
-    return std::pair{status(r, "fusion_pays"),
-                     spec == std::string("07_geglu_mlp/aoti") ? Status::NotApplicable : status(r, "pointwise_bytes_bound")};
+    return std::pair{status(r, "fusion_pays"), spec == std::string("07_geglu_mlp/aoti")
+                                                   ? Status::NotApplicable
+                                                   : status(r, "pointwise_bytes_bound")};
   };
   const char* aoti = "07_geglu_mlp/aoti";
   const char* hand = "07_geglu_mlp/handwritten";
@@ -277,7 +278,8 @@ TEST_CASE("07's H200 recording: 5 -> 4 -> 4 kernels, GEMM names unchanged by the
   int i = 0;
   const wb::Trace eager = wb::read_trace(recorded("h200", "eager"));
   for (const std::string v : {"eager", "aoti", "handwritten"}) {
-    const auto r = judge_vs_eager(wb::read_trace(recorded("h200", v)), eager, "07_geglu_mlp/" + v, part2::kMlpGpu);
+    const auto r =
+        judge_vs_eager(wb::read_trace(recorded("h200", v)), eager, "07_geglu_mlp/" + v, part2::kMlpGpu);
     INFO(wb::render_lessons(r, wb::Format::Text));
     CHECK(r.failed == 0);
     CHECK(status(r, "work_per_step") == Status::Pass);
@@ -319,7 +321,7 @@ TEST_CASE("07's H200 recording: the fusion lessons pass against eager's run, and
     CHECK(status(*r, "pointwise_bytes_bound") == Status::Fail);
   }
   const auto aoti_on_eager = report(eager, "aoti");
-  CHECK(status(aoti_on_eager, "fusion_pays") == Status::Fail);  // no speedup against itself
+  CHECK(status(aoti_on_eager, "fusion_pays") == Status::Fail);                    // no speedup against itself
   CHECK(status(report(hand, "eager"), "pointwise_bytes_bound") == Status::Fail);  // too fast for 5
   // The runner's wait: the AOTI step waits, eager's does not; each spec fails on the other's trace.
   CHECK(status(a, "runner_waits") == Status::Pass);
@@ -343,7 +345,8 @@ TEST_CASE("07's H200 recording: the fusion lessons pass against eager's run, and
 TEST_CASE("07's CPU recording: the fusion lessons are GPU-only and fail nothing", "[ch07][recorded][cpu]") {
   const wb::Trace eager = wb::read_trace(recorded("cpu", "eager"));
   for (const std::string v : {"eager", "aoti"}) {
-    const auto r = judge_vs_eager(wb::read_trace(recorded("cpu", v)), eager, "07_geglu_mlp/" + v, part2::kMlpCpu);
+    const auto r =
+        judge_vs_eager(wb::read_trace(recorded("cpu", v)), eager, "07_geglu_mlp/" + v, part2::kMlpCpu);
     INFO(wb::render_lessons(r, wb::Format::Text));
     CHECK(r.failed == 0);
     CHECK(status(r, v == "eager" ? "pointwise_bytes_bound" : "fusion_pays") == Status::NotApplicable);
