@@ -45,6 +45,7 @@
 
 #include "geglu.hpp"
 #include "geglu_kernel.hpp"
+#include "geglu_race.hpp"
 #include "workbook/aoti.hpp"
 #include "workbook/profiler.hpp"
 #include "workbook/stats.hpp"
@@ -224,48 +225,11 @@ int main(int argc, char** argv) {
                        : std::filesystem::path(json_out).replace_filename("bench_geglu_trace.json");
   prof.results().back().save_chrome_trace(trace_path);
   const wb::Trace trace = wb::read_trace(trace_path);
-  // kernel -> its launch call (same correlation id) -> the race annotation around that call
-  std::map<int64_t, int64_t> launch_at;  // correlation -> launch start
-  std::vector<const wb::Event*> calls_in_trace;
-  for (const wb::Event& e : trace.events) {
-    if ((e.kind == wb::Kind::Runtime || e.kind == wb::Kind::Driver) && e.id != 0)
-      launch_at[e.id] = e.start_ns;
-    if (e.kind == wb::Kind::UserAnnotation && e.name.rfind("race|", 0) == 0) calls_in_trace.push_back(&e);
-  }
-  std::sort(calls_in_trace.begin(), calls_in_trace.end(),
-            [](const wb::Event* a, const wb::Event* b) { return a->start_ns < b->start_ns; });
-  std::map<const wb::Event*, double> call_us;                    // device time of each call
-  std::map<std::string, std::vector<std::string>> kernel_names;  // contender -> its kernels
-  std::map<std::string, std::string> launch_config;              // contender -> grid x block of each
-  for (const wb::Event& e : trace.events) {
-    if (e.kind != wb::Kind::Kernel) continue;
-    const auto l = launch_at.find(e.id);
-    if (l == launch_at.end()) continue;
-    auto it = std::upper_bound(calls_in_trace.begin(), calls_in_trace.end(), l->second,
-                               [](int64_t t, const wb::Event* a) { return t < a->start_ns; });
-    if (it == calls_in_trace.begin()) continue;
-    const wb::Event* call = *std::prev(it);
-    if (l->second > call->end_ns()) continue;  // launched outside any race call (a prelude)
-    call_us[call] += e.dur_ns / 1e3;
-    const std::string who = call->name.substr(5, call->name.rfind('|') - 5);
-    auto& names = kernel_names[who];
-    if (std::find(names.begin(), names.end(), e.name) == names.end()) {
-      names.push_back(e.name);
-      if (e.kernel) {
-        const auto& k = *e.kernel;
-        launch_config[who] +=
-            std::string(launch_config[who].empty() ? "" : " + ") + "grid " + std::to_string(k.grid[0]) +
-            " x block " + std::to_string(k.block[0]) +
-            (k.registers_per_thread >= 0 ? " (" + std::to_string(k.registers_per_thread) + " regs)" : "");
-      }
-    }
-  }
-  std::map<std::string, std::map<std::string, std::vector<double>>> kernel_us;  // contender, condition
-  for (const auto& [call, t] : call_us) {
-    const std::string& n = call->name;
-    const auto bar = n.rfind('|');
-    kernel_us[n.substr(5, bar - 5)][n.substr(bar + 1)].push_back(t);
-  }
+  // Each call's kernels: those whose launch call ran inside its "race|..." annotation.
+  geglu_race::Attribution att = geglu_race::attribute(trace);
+  auto& kernel_us = att.call_us;
+  auto& kernel_names = att.kernels;
+  auto& launch_config = att.launch;
   auto kmed = [&](const std::string& who, const char* cond) {
     auto c = kernel_us.find(who);
     if (c == kernel_us.end() || !c->second.count(cond) || c->second.at(cond).empty()) return -1.0;
