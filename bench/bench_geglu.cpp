@@ -45,6 +45,7 @@
 
 #include "geglu.hpp"
 #include "geglu_kernel.hpp"
+#include "geglu_race.hpp"
 #include "workbook/aoti.hpp"
 #include "workbook/profiler.hpp"
 #include "workbook/stats.hpp"
@@ -190,7 +191,8 @@ int main(int argc, char** argv) {
       race.push_back(&v);
   const char* kConditions[] = {"back to back", "L2 flushed", "after gate+up GEMMs"};
   const auto x = torch::randn({rows, 768}, opts);
-  const auto w_gate = torch::randn({hidden, 768}, opts) / 27.7, w_up = torch::randn({hidden, 768}, opts) / 27.7;
+  const auto w_gate = torch::randn({hidden, 768}, opts) / 27.7,
+             w_up = torch::randn({hidden, 768}, opts) / 27.7;
   auto flush = torch::empty({256 << 20}, torch::TensorOptions().device(torch::kCUDA).dtype(torch::kUInt8));
   torch::Tensor g_out = g, u_out = u;  // the GEMMs write into g and u themselves (same storage)
   wb::ProfilerOptions po;
@@ -223,48 +225,11 @@ int main(int argc, char** argv) {
                        : std::filesystem::path(json_out).replace_filename("bench_geglu_trace.json");
   prof.results().back().save_chrome_trace(trace_path);
   const wb::Trace trace = wb::read_trace(trace_path);
-  // kernel -> its launch call (same correlation id) -> the race annotation around that call
-  std::map<int64_t, int64_t> launch_at;  // correlation -> launch start
-  std::vector<const wb::Event*> calls_in_trace;
-  for (const wb::Event& e : trace.events) {
-    if ((e.kind == wb::Kind::Runtime || e.kind == wb::Kind::Driver) && e.id != 0) launch_at[e.id] = e.start_ns;
-    if (e.kind == wb::Kind::UserAnnotation && e.name.rfind("race|", 0) == 0) calls_in_trace.push_back(&e);
-  }
-  std::sort(calls_in_trace.begin(), calls_in_trace.end(),
-            [](const wb::Event* a, const wb::Event* b) { return a->start_ns < b->start_ns; });
-  std::map<const wb::Event*, double> call_us;                     // device time of each call
-  std::map<std::string, std::vector<std::string>> kernel_names;  // contender -> its kernels
-  std::map<std::string, std::string> launch_config;              // contender -> grid x block of each
-  for (const wb::Event& e : trace.events) {
-    if (e.kind != wb::Kind::Kernel) continue;
-    const auto l = launch_at.find(e.id);
-    if (l == launch_at.end()) continue;
-    auto it = std::upper_bound(calls_in_trace.begin(), calls_in_trace.end(), l->second,
-                               [](int64_t t, const wb::Event* a) { return t < a->start_ns; });
-    if (it == calls_in_trace.begin()) continue;
-    const wb::Event* call = *std::prev(it);
-    if (l->second > call->end_ns()) continue;  // launched outside any race call (a prelude)
-    call_us[call] += e.dur_ns / 1e3;
-    const std::string who = call->name.substr(5, call->name.rfind('|') - 5);
-    auto& names = kernel_names[who];
-    if (std::find(names.begin(), names.end(), e.name) == names.end()) {
-      names.push_back(e.name);
-      if (e.kernel) {
-        const auto& k = *e.kernel;
-        launch_config[who] += std::string(launch_config[who].empty() ? "" : " + ") + "grid " +
-                              std::to_string(k.grid[0]) + " x block " + std::to_string(k.block[0]) +
-                              (k.registers_per_thread >= 0
-                                   ? " (" + std::to_string(k.registers_per_thread) + " regs)"
-                                   : "");
-      }
-    }
-  }
-  std::map<std::string, std::map<std::string, std::vector<double>>> kernel_us;  // contender, condition
-  for (const auto& [call, t] : call_us) {
-    const std::string& n = call->name;
-    const auto bar = n.rfind('|');
-    kernel_us[n.substr(5, bar - 5)][n.substr(bar + 1)].push_back(t);
-  }
+  // Each call's kernels: those whose launch call ran inside its "race|..." annotation.
+  geglu_race::Attribution att = geglu_race::attribute(trace);
+  auto& kernel_us = att.call_us;
+  auto& kernel_names = att.kernels;
+  auto& launch_config = att.launch;
   auto kmed = [&](const std::string& who, const char* cond) {
     auto c = kernel_us.find(who);
     if (c == kernel_us.end() || !c->second.count(cond) || c->second.at(cond).empty()) return -1.0;
@@ -301,17 +266,21 @@ int main(int argc, char** argv) {
   const char* flushed = kConditions[1];
   const double hand_k = kmed(hand->name, flushed), eager_k = kmed("eager gelu + mul", flushed);
   const double hand_gbps = hand->mb / hand_k * 1e3;
-  os << "\nCorrectness (bf16):\n" << check.str() << "\nGoals (kernel time, L2 flushed; end-to-end in brackets):\n";
-  std::snprintf(line, sizeof line, "  handwritten vs eager: %.2fx faster (goal >= 1.7x): %s [end-to-end %.2fx]\n",
+  os << "\nCorrectness (bf16):\n"
+     << check.str() << "\nGoals (kernel time, L2 flushed; end-to-end in brackets):\n";
+  std::snprintf(line, sizeof line,
+                "  handwritten vs eager: %.2fx faster (goal >= 1.7x): %s [end-to-end %.2fx]\n",
                 eager_k / hand_k, eager_k / hand_k >= 1.7 ? "met" : "NOT met", eager_us / hand_e2e);
   os << line;
   if (ind) {
     const double ind_k = kmed(ind->name, flushed);
     std::snprintf(line, sizeof line,
-                  "  handwritten vs Inductor (AOTI): %.1f vs %.1f us (goal: no slower): %s [end-to-end %.1f vs %.1f us]\n",
+                  "  handwritten vs Inductor (AOTI): %.1f vs %.1f us (goal: no slower): %s [end-to-end %.1f "
+                  "vs %.1f us]\n",
                   hand_k, ind_k, hand_k <= ind_k * 1.01 ? "met" : "NOT met", hand_e2e, wb::median(ind->us));
     os << line;
-    os << "  handwritten vs Python's torch.compile kernel: judged by bench/bench_geglu_vs_python.py (the race table)\n";
+    os << "  handwritten vs Python's torch.compile kernel: judged by bench/bench_geglu_vs_python.py (the "
+          "race table)\n";
   } else {
     os << "  handwritten vs Inductor: not measured (" << inductor.why_not() << ")\n";
   }
@@ -326,7 +295,8 @@ int main(int argc, char** argv) {
      << "kernel: the kernels' own device time per call (CUPTI), median of " << profile_calls
      << " calls; end-to-end: CUDA events around " << calls << " back-to-back calls, median of " << reps
      << " rounds.\n\n"
-     << "| contender | kernel(s) | launch | kernel us, back to back | kernel us, L2 flushed | kernel us, after "
+     << "| contender | kernel(s) | launch | kernel us, back to back | kernel us, L2 flushed | kernel us, "
+        "after "
         "gate+up GEMMs | end-to-end us per call | end-to-end - kernel |\n"
      << "|---|---|---|---:|---:|---:|---:|---:|\n";
   nlohmann::json j = {{"device", torch::cuda::device_count() > 0 ? "cuda" : ""},
@@ -339,21 +309,25 @@ int main(int argc, char** argv) {
     const double b2b = kmed(v->name, kConditions[0]), fl = kmed(v->name, kConditions[1]),
                  hot = kmed(v->name, kConditions[2]), e2e = wb::median(v->us);
     std::string names;
-    for (const auto& n : kernel_names[v->name]) names += (names.empty() ? "" : " + ") + (n.size() > 60 ? n.substr(0, 57) + "..." : n);
-    std::snprintf(line, sizeof line, "| %s | `%s` | %s | %.1f | %.1f | %.1f | %.1f | %.1f |\n", v->name.c_str(),
-                  names.c_str(), launch_config[v->name].c_str(), b2b, fl, hot, e2e, e2e - b2b);
+    for (const auto& n : kernel_names[v->name])
+      names += (names.empty() ? "" : " + ") + (n.size() > 60 ? n.substr(0, 57) + "..." : n);
+    std::snprintf(line, sizeof line, "| %s | `%s` | %s | %.1f | %.1f | %.1f | %.1f | %.1f |\n",
+                  v->name.c_str(), names.c_str(), launch_config[v->name].c_str(), b2b, fl, hot, e2e,
+                  e2e - b2b);
     os << line;
-    j["contenders"].push_back({{"name", v->name},
-                               {"mb", v->mb},
-                               {"kernels", kernel_names[v->name]},
-                               {"launch", launch_config[v->name]},
-                               {"kernel_us", {{"back_to_back", b2b}, {"l2_flushed", fl}, {"after_gemms", hot}}},
-                               {"kernel_samples", kernel_us[v->name]},
-                               {"trace", trace_path.string()},
-                               {"e2e_us", e2e},
-                               {"e2e_rounds_us", v->us}});
+    j["contenders"].push_back(
+        {{"name", v->name},
+         {"mb", v->mb},
+         {"kernels", kernel_names[v->name]},
+         {"launch", launch_config[v->name]},
+         {"kernel_us", {{"back_to_back", b2b}, {"l2_flushed", fl}, {"after_gemms", hot}}},
+         {"kernel_samples", kernel_us[v->name]},
+         {"trace", trace_path.string()},
+         {"e2e_us", e2e},
+         {"e2e_rounds_us", v->us}});
   }
-  os << "\nL2: a kernel reading 151 MB faster than the copy's bandwidth allows (" << static_cast<int>(copy_gbps)
+  os << "\nL2: a kernel reading 151 MB faster than the copy's bandwidth allows ("
+     << static_cast<int>(copy_gbps)
      << " GB/s) got part of it from L2; compare its 'after GEMMs' and 'L2 flushed' columns.\n";
   const Variant* fastest = nullptr;
   for (const auto& v : vs)

@@ -88,7 +88,7 @@ class Steps {
     b_.cpu(Kind::UserAnnotation, "mlp_fwd", t0 + 2, 380);
     double t = t0 + 5;
     if (v == Mlp::Aoti) {  // the generated wrapper: bare mm shims and one Triton launch
-      if (gpu_) {  // the runner first checks on its previous run, and waits for it (as recorded)
+      if (gpu_) {          // the runner first checks on its previous run, and waits for it (as recorded)
         b_.call(Kind::Runtime, "cudaEventQuery", t, 1, 0);
         b_.call(Kind::Runtime, "cudaEventSynchronize", t + 1.5, 2, 0);
       }

@@ -14,6 +14,7 @@
 
 #include <filesystem>
 
+#include "../bench/geglu_race.hpp"  // bench_geglu's kernel clock (torch-free)
 #include "chapter_runner.hpp"
 #include "geglu.hpp"
 #if WB07_HAVE_KERNEL
@@ -119,8 +120,9 @@ TEST_CASE("07's fusion lessons: a fused kernel that does not pay fails, whatever
   auto judged = [&](Mlp v, const char* spec, part2::MlpTimes k) {
     const auto r = judge_vs_eager(part2::mlp_trace(v, true, k), eager, spec, part2::kMlpGpu);
     INFO(wb::render_lessons(r, wb::Format::Text));
-    return std::pair{status(r, "fusion_pays"),
-                     spec == std::string("07_geglu_mlp/aoti") ? Status::NotApplicable : status(r, "pointwise_bytes_bound")};
+    return std::pair{status(r, "fusion_pays"), spec == std::string("07_geglu_mlp/aoti")
+                                                   ? Status::NotApplicable
+                                                   : status(r, "pointwise_bytes_bound")};
   };
   const char* aoti = "07_geglu_mlp/aoti";
   const char* hand = "07_geglu_mlp/handwritten";
@@ -204,6 +206,49 @@ TEST_CASE("chapter 07 CPU edition, live: eager and aoti pass, handwritten says w
   CHECK_THAT(hand.err, ContainsSubstring("handwritten"));
 }
 
+// bench_geglu's kernel clock: each call's kernels are those launched inside its annotation; a
+// prelude's kernel (the L2 flush before a call) counts nowhere, and two kernels of one call add up.
+TEST_CASE("bench_geglu's kernel clock attributes kernels to the call that launched them", "[ch07][cpu]") {
+  wb::Trace t;
+  int64_t corr = 0;
+  auto ev = [&](wb::Kind k, std::string name, double start_us, double dur_us, int64_t id = 0) {
+    wb::Event e;
+    e.kind = k;
+    e.name = std::move(name);
+    e.start_ns = static_cast<int64_t>(start_us * 1000);
+    e.dur_ns = static_cast<int64_t>(dur_us * 1000);
+    e.id = id;
+    t.events.push_back(e);
+  };
+  auto launch = [&](double at, const std::string& kernel, double kernel_us, double runs_at) {
+    ev(wb::Kind::Runtime, "cudaLaunchKernel", at, 1, ++corr);
+    ev(wb::Kind::Kernel, kernel, runs_at, kernel_us, corr);
+    wb::KernelInfo k;
+    k.grid = {49152, 1, 1};
+    k.block = {256, 1, 1};
+    k.registers_per_thread = 16;
+    t.events.back().kernel = k;
+  };
+  double at = 0;
+  for (int i = 0; i < 3; ++i) {
+    ev(wb::Kind::UserAnnotation, "prelude", at, 5);
+    launch(at + 1, "flush", 60, at + 500);  // before the call: not the contender's
+    ev(wb::Kind::UserAnnotation, "race|eager|L2 flushed", at + 10, 10);
+    launch(at + 11, "gelu", 30 + i, at + 600);
+    launch(at + 13, "mul", 36, at + 640);
+    ev(wb::Kind::UserAnnotation, "race|fused|L2 flushed", at + 30, 5);
+    launch(at + 31, "triton_poi_fused_gelu_mul_0", 55, at + 700);
+    at += 1000;
+  }
+  const auto a = geglu_race::attribute(t);
+  REQUIRE(a.call_us.count("eager"));
+  CHECK(a.call_us.at("eager").at("L2 flushed") == std::vector<double>{66, 67, 68});
+  CHECK(a.call_us.at("fused").at("L2 flushed") == std::vector<double>{55, 55, 55});
+  CHECK(a.kernels.at("eager") == std::vector<std::string>{"gelu", "mul"});
+  CHECK(a.kernels.count("prelude") == 0);
+  CHECK(a.launch.at("fused") == "grid 49152 x block 256 (16 regs)");
+}
+
 TEST_CASE("the hand-written kernel matches eager gelu_tanh * mul in bf16", "[ch07][gpu]") {
   if (!torch::cuda::is_available() ||
       !wb07::handwritten_unavailable(torch::Device(torch::kCUDA), torch::kBFloat16).empty())
@@ -277,7 +322,8 @@ TEST_CASE("07's H200 recording: 5 -> 4 -> 4 kernels, GEMM names unchanged by the
   int i = 0;
   const wb::Trace eager = wb::read_trace(recorded("h200", "eager"));
   for (const std::string v : {"eager", "aoti", "handwritten"}) {
-    const auto r = judge_vs_eager(wb::read_trace(recorded("h200", v)), eager, "07_geglu_mlp/" + v, part2::kMlpGpu);
+    const auto r =
+        judge_vs_eager(wb::read_trace(recorded("h200", v)), eager, "07_geglu_mlp/" + v, part2::kMlpGpu);
     INFO(wb::render_lessons(r, wb::Format::Text));
     CHECK(r.failed == 0);
     CHECK(status(r, "work_per_step") == Status::Pass);
@@ -319,7 +365,7 @@ TEST_CASE("07's H200 recording: the fusion lessons pass against eager's run, and
     CHECK(status(*r, "pointwise_bytes_bound") == Status::Fail);
   }
   const auto aoti_on_eager = report(eager, "aoti");
-  CHECK(status(aoti_on_eager, "fusion_pays") == Status::Fail);  // no speedup against itself
+  CHECK(status(aoti_on_eager, "fusion_pays") == Status::Fail);                    // no speedup against itself
   CHECK(status(report(hand, "eager"), "pointwise_bytes_bound") == Status::Fail);  // too fast for 5
   // The runner's wait: the AOTI step waits, eager's does not; each spec fails on the other's trace.
   CHECK(status(a, "runner_waits") == Status::Pass);
@@ -343,7 +389,8 @@ TEST_CASE("07's H200 recording: the fusion lessons pass against eager's run, and
 TEST_CASE("07's CPU recording: the fusion lessons are GPU-only and fail nothing", "[ch07][recorded][cpu]") {
   const wb::Trace eager = wb::read_trace(recorded("cpu", "eager"));
   for (const std::string v : {"eager", "aoti"}) {
-    const auto r = judge_vs_eager(wb::read_trace(recorded("cpu", v)), eager, "07_geglu_mlp/" + v, part2::kMlpCpu);
+    const auto r =
+        judge_vs_eager(wb::read_trace(recorded("cpu", v)), eager, "07_geglu_mlp/" + v, part2::kMlpCpu);
     INFO(wb::render_lessons(r, wb::Format::Text));
     CHECK(r.failed == 0);
     CHECK(status(r, v == "eager" ? "pointwise_bytes_bound" : "fusion_pays") == Status::NotApplicable);

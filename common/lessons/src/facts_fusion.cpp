@@ -31,9 +31,9 @@ namespace {
 // Device time per step of one class of kernel: the median over the profiled steps of the sum
 // of that class's kernel durations in each step (a kernel counts in the step that launched it).
 struct PerStep {
-  double us = 0;         // median of the per-step sums
-  double kernels = 0;    // median kernels of the class per step
-  int steps = 0;         // steps with at least one kernel of the class
+  double us = 0;                   // median of the per-step sums
+  double kernels = 0;              // median kernels of the class per step
+  int steps = 0;                   // steps with at least one kernel of the class
   std::vector<std::string> names;  // distinct kernel names, in first-seen order
 };
 
@@ -90,17 +90,18 @@ std::string measure_fusion_pays(const View& v, const FactOptions& o, Fact& f) {
     f.data["eager_gemm_us"] = r3(ref_gemm.us);
     f.data["gemm_ratio"] = r3(gemm.us / ref_gemm.us);
   }
-  f.value = fmt::format("pointwise device time per step: {} ({:.0f} kernel{}) vs {}'s {} ({:.0f} kernels): {:.2f}x",
-                        us_str(mine.us), mine.kernels, mine.kernels == 1 ? "" : "s", o.reference_label,
-                        us_str(theirs.us), theirs.kernels, theirs.us / mine.us);
+  f.value =
+      fmt::format("pointwise device time per step: {} ({:.0f} kernel{}) vs {}'s {} ({:.0f} kernels): {:.2f}x",
+                  us_str(mine.us), mine.kernels, mine.kernels == 1 ? "" : "s", o.reference_label,
+                  us_str(theirs.us), theirs.kernels, theirs.us / mine.us);
   add_evidence(f, fmt::format("this trace: {} = {} per step (median of {} steps)", names_of(mine),
                               us_str(mine.us), mine.steps));
-  add_evidence(f, fmt::format("{}: {} = {} per step (median of {} steps)", o.reference_label, names_of(theirs),
-                              us_str(theirs.us), theirs.steps));
+  add_evidence(f, fmt::format("{}: {} = {} per step (median of {} steps)", o.reference_label,
+                              names_of(theirs), us_str(theirs.us), theirs.steps));
   if (f.data.contains("gemm_ratio"))
-    add_evidence(f, fmt::format("clock check: the GEMMs take {} per step here, {} in {} ({:.3f}x)",
-                                us_str(gemm.us), o.reference_label, us_str(ref_gemm.us),
-                                gemm.us / ref_gemm.us));
+    add_evidence(
+        f, fmt::format("clock check: the GEMMs take {} per step here, {} in {} ({:.3f}x)", us_str(gemm.us),
+                       o.reference_label, us_str(ref_gemm.us), gemm.us / ref_gemm.us));
   return measured(f, theirs.us > mine.us
                          ? "the kernel's own device time, beside eager's pair from the same run: "
                            "the time fusion saves is measured, not assumed from the bytes"
@@ -127,14 +128,17 @@ std::string measure_pointwise_bytes_bound(const View& v, const FactOptions& o, F
   f.data["peak_tbps"] = r3(peak->mem_tbps);
   f.data["max_mb_at_peak"] = r3(max_bytes / 1e6);
   f.data["max_intermediates_at_peak"] = r3(n);
-  f.value = fmt::format("{} of pointwise device time per step x {:.2f} TB/s ({}) = at most {:.1f} MB = "
-                        "{:.2f} x the {:.1f} MB intermediate",
-                        us_str(mine.us), peak->mem_tbps, peak->model, max_bytes / 1e6, n, inter / 1e6);
+  f.value = fmt::format(
+      "{} of pointwise device time per step x {:.2f} TB/s ({}) = at most {:.1f} MB = "
+      "{:.2f} x the {:.1f} MB intermediate",
+      us_str(mine.us), peak->mem_tbps, peak->model, max_bytes / 1e6, n, inter / 1e6);
   add_evidence(f, fmt::format("{}: {:.0f} kernel(s) per step, {} (median of {} steps)", names_of(mine),
                               mine.kernels, us_str(mine.us), mine.steps));
-  add_evidence(f, "napkin: eager gelu + mul move 5 intermediates (g -> h; h, u -> y), a fused kernel 3 (g, u -> y)");
-  return measured(f, "a bound from time alone: no kernel moves more bytes through HBM than its duration "
-                     "times the memory's peak; L2 hits can only lower the bytes HBM saw, never raise them");
+  add_evidence(
+      f, "napkin: eager gelu + mul move 5 intermediates (g -> h; h, u -> y), a fused kernel 3 (g, u -> y)");
+  return measured(f,
+                  "a bound from time alone: no kernel moves more bytes through HBM than its duration "
+                  "times the memory's peak; L2 hits can only lower the bytes HBM saw, never raise them");
 }
 
 // ---- the AOTI runner's wait for its previous run, per step -----------------------------------
@@ -146,7 +150,8 @@ std::string measure_runner_waits(const View& v, const FactOptions&, Fact& f) {
   for (EventIdx i = 0; i < m.trace().events.size(); ++i) {
     const Event& e = m.at(i);
     if (e.kind != Kind::Runtime || (e.name != "cudaEventSynchronize" && e.name != "cudaEventQuery")) continue;
-    if (const StepWindow* s = m.step_at(e.start_ns)) wait_us[s->number] += us(e.dur_ns), waits[s->number] += 1;
+    if (const StepWindow* s = m.step_at(e.start_ns))
+      wait_us[s->number] += us(e.dur_ns), waits[s->number] += 1;
   }
   // GPU idle before each step's first kernel: from the previous step's last device work.
   std::map<int, int64_t> first_start, last_end;
@@ -173,11 +178,12 @@ std::string measure_runner_waits(const View& v, const FactOptions&, Fact& f) {
       row["gpu_idle_before_us"] = r3(gap);
     }
     per_step.push_back(row);
-    add_evidence(f, fmt::format("ProfilerStep#{}: {} waiting of a {} step{}", s.number, us_str(wu), us_str(sw),
-                                row.contains("gpu_idle_before_us")
-                                    ? fmt::format("; GPU idle {} before its first kernel",
-                                                  us_str(row["gpu_idle_before_us"].get<double>()))
-                                    : std::string()));
+    add_evidence(f,
+                 fmt::format("ProfilerStep#{}: {} waiting of a {} step{}", s.number, us_str(wu), us_str(sw),
+                             row.contains("gpu_idle_before_us")
+                                 ? fmt::format("; GPU idle {} before its first kernel",
+                                               us_str(row["gpu_idle_before_us"].get<double>()))
+                                 : std::string()));
   }
   f.data["steps"] = per_step;
   f.data["waits_per_step"] = r3(median(n_waits));
@@ -186,10 +192,12 @@ std::string measure_runner_waits(const View& v, const FactOptions&, Fact& f) {
   f.data["step_us"] = r3(average(width));
   f.data["wait_pct_of_step"] = r3(median(share));
   if (!idle.empty()) f.data["gpu_idle_before_first_kernel_us"] = r3(median(idle));
-  f.value = fmt::format("{:.0f} cudaEventQuery/cudaEventSynchronize per step, {} of CPU per step waiting "
-                        "(mean; {:.0f}% of the step, median)",
-                        median(n_waits), us_str(average(w)), median(share));
-  if (!idle.empty()) f.value += fmt::format("; GPU idle {} before each step's first kernel (median)", us_str(median(idle)));
+  f.value = fmt::format(
+      "{:.0f} cudaEventQuery/cudaEventSynchronize per step, {} of CPU per step waiting "
+      "(mean; {:.0f}% of the step, median)",
+      median(n_waits), us_str(average(w)), median(share));
+  if (!idle.empty())
+    f.value += fmt::format("; GPU idle {} before each step's first kernel (median)", us_str(median(idle)));
   if (!v.gpu) return "CPU-only trace: no CUDA calls to wait in";
   return measured(f, median(n_waits) > 0
                          ? "the step waits for the previous run's GPU work before it enqueues its own: "
