@@ -160,7 +160,7 @@ TEST_CASE("chapter 09 on the GPU, live: every phase passes its lessons", "[ch09]
   }
 }
 
-TEST_CASE("chapter 09's recordings pass their lessons; each phase fails another's", "[ch09][recorded]") {
+TEST_CASE("chapter 09's recordings pass their lessons; each phase fails another's", "[ch09][recorded][cpu]") {
   for (const std::string platform : {"cpu", "h200"}) {
     const wb::Problem p = platform == "cpu" ? kTiny : k1b;
     for (const char* ph : kPhases) {

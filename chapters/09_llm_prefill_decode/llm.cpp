@@ -161,10 +161,13 @@ torch::Tensor Model::forward(const torch::Tensor& tokens, const torch::Tensor& p
   auto norm = [&](const torch::Tensor& t, const torch::Tensor& w) {
     return fused ? at::rms_norm(t, {c.dim}, w, c.eps) : rms_norm(t, w, c.eps);
   };
-  // x + linear(a, w): two kernels, or one GEMM that adds x in its epilogue (addmm).
-  auto project_add = [&](const torch::Tensor& res, const torch::Tensor& a, const torch::Tensor& w) {
+  // x + linear(a, w): a GEMM and an add kernel, or one GEMM that adds its product to x in place
+  // (addmm_: beta = 1, the residual is the GEMM's C). Out-of-place addmm would first copy x into
+  // a new output: a copy instead of an add.
+  auto project_add = [&](torch::Tensor& res, const torch::Tensor& a, const torch::Tensor& w) {
     if (!fused) return res + torch::linear(a, w);
-    return torch::addmm(res.reshape({-1, res.size(-1)}), a.reshape({-1, a.size(-1)}), w.t()).view(res.sizes());
+    res.view({-1, res.size(-1)}).addmm_(a.reshape({-1, a.size(-1)}), w.t());
+    return res;
   };
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& L = layers_[l];

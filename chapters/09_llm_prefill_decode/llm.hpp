@@ -77,7 +77,7 @@ class Model {
   // Chapter 10's first fusion step, for every forward after the call: RMSNorm as one op
   // (at::rms_norm: one fused kernel on a GPU instead of eight), RoPE on q and k together (one
   // set of four kernels instead of two), and the residual adds in the GEMMs' epilogues
-  // (addmm). The same arithmetic up to rounding.
+  // (in-place addmm_ on the residual stream). The same arithmetic up to rounding.
   void set_fused(bool on) { fused_ = on; }
   bool fused() const { return fused_; }
 
