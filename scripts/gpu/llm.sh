@@ -39,7 +39,18 @@ for ch in 09_llm_prefill_decode 10_llm_decode_graphs; do
     timeout 240 "$BUILD_DIR/bin/$ch" --check --out "$stage/chapters/$ch" > "$stage/chapters-$ch.stdout.txt" 2>&1
     rc=$?; step "$ch --check: exit $rc ($((SECONDS - t0)) s)"; [ $rc -eq 0 ] || status=1
     grep -E '^(Timed|Teacher|  max|batch|.*: lessons )' "$stage/chapters-$ch.stdout.txt" | tee -a "$stage/summary.txt" >&2
-    grep -E 'FAIL' "$stage/chapters/$ch"/*/lessons.txt 2>/dev/null | head -20 | tee -a "$stage/summary.txt" >&2
+    grep -h -A4 '^\[FAIL\]' "$stage/chapters/$ch"/*/lessons.txt 2>/dev/null | head -40 | tee -a "$stage/summary.txt" >&2
+    # Per variant: kernels and launches per step, GPU busy, CPU per step (the counts at each step).
+    python3 - "$stage/chapters/$ch" <<'PY' 2>&1 | tee -a "$stage/summary.txt" >&2
+import json, pathlib, sys
+for f in sorted(pathlib.Path(sys.argv[1]).glob("*/lessons.json")):
+    facts = {x["id"]: x.get("data", {}) for x in json.loads(f.read_text())["facts"]}
+    w, o = facts.get("work_per_step", {}), facts.get("overhead_bound", {})
+    t = facts.get("throughput", {})
+    print(f"  {f.parent.name}: kernels/step {w.get('kernels_per_step')}, launches/step "
+          f"{w.get('kernel_launches_per_step')}, graph launches/step {w.get('graph_launches_per_step')}, "
+          f"GPU busy {o.get('gpu_busy_fraction')}, GEMM TFLOP/s {t.get('gemm_tflops')}")
+PY
   fi
 done
 
