@@ -126,7 +126,9 @@ TEST_CASE("chapter 09's lessons fail on another chapter's recording", "[ch09][cp
   for (const char* ph : kPhases) {
     INFO(ph);
     const auto r = judge(t, std::string("09_llm_prefill_decode/") + ph, kTiny, "mlp_fwd");
+    INFO(wb::render_lessons(r, wb::Format::Text));
     CHECK(r.failed >= 1);
+    CHECK(r.passed == 0);  // every lesson that a CPU trace can judge fails on it
     CHECK(!r.ok());
   }
   const fs::path h200 = chapter_runner::recorded_trace("h200", "07_geglu_mlp/eager");

@@ -100,6 +100,7 @@ int main(int argc, char** argv) {
       wb::ProfilerOptions opts;
       opts.schedule = run.schedule();
       opts.cuda = run.on_cuda();
+      opts.with_flops = true;  // the GEMMs' FLOPs in the trace: achieved TFLOP/s per GEMM kernel
       wb::Profiler prof(opts);
       prof.start();
       for (int i = 0; i < run.schedule().total_steps(); ++i) {

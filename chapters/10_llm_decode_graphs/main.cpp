@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <chrono>
 #include <sstream>
 
@@ -215,8 +216,28 @@ int main(int argc, char** argv) {
       code = std::max(code, run.exit_code(run.report(prof.results().back(), ro)));
     };
 
-    auto kv = llm::KvCache::preallocated(cfg, batch, capacity, run.options());
+    // The graphs are captured before the first profiler starts (as chapter 05's), each on its
+    // own cache: capture first, then prefill (llm_graph.hpp).
+    std::unique_ptr<llm::DecodeGraph> graph, graph_fused;
+    auto kv_g = llm::KvCache::preallocated(cfg, batch, capacity, run.options());
+    auto kv_f = llm::KvCache::preallocated(cfg, batch, capacity, run.options());
+    if (no_graph.empty() && run.wants("graph")) {
+      graph = std::make_unique<llm::DecodeGraph>(model, kv_g, batch);
+      model.prefill(prompt, kv_g);
+      graph->set(prompt.narrow(1, fl.prompt - 1, 1), fl.prompt);
+    }
+    if (no_graph.empty() && run.wants("graph_fused")) {
+      model.set_fused(true);  // RMSNorm as one op, RoPE on q and k at once, residuals in the GEMMs
+      graph_fused = std::make_unique<llm::DecodeGraph>(model, kv_f, batch);
+      model.prefill(prompt, kv_f);
+      graph_fused->set(prompt.narrow(1, fl.prompt - 1, 1), fl.prompt);
+      model.set_fused(false);
+    }
+    if (!no_graph.empty() && (run.wants("graph") || run.wants("graph_fused")))
+      run.say("==== graph, graph_fused: not run: " + no_graph + " (their lessons are not judged here)\n");
+
     if (run.wants("eager")) {
+      auto kv = llm::KvCache::preallocated(cfg, batch, capacity, run.options());
       model.prefill(prompt, kv);
       const auto pos = torch::full({1}, fl.prompt, torch::TensorOptions().dtype(torch::kLong).device(run.device()));
       torch::Tensor next = prompt.narrow(1, fl.prompt - 1, 1).clone();
@@ -225,24 +246,8 @@ int main(int argc, char** argv) {
         pos.add_(1);
       });
     }
-    if (run.wants("graph")) {
-      if (!no_graph.empty()) {
-        run.say("==== graph, graph_fused: not run: " + no_graph + " (their lessons are not judged here)\n");
-      } else {
-        llm::DecodeGraph g(model, kv, batch);  // capture first, then prefill (llm_graph.hpp)
-        model.prefill(prompt, kv);
-        g.set(prompt.narrow(1, fl.prompt - 1, 1), fl.prompt);
-        profile_variant("graph", [&] { g.replay(); });  // the token and position advance in the graph
-      }
-    }
-    if (run.wants("graph_fused") && no_graph.empty()) {
-      model.set_fused(true);  // RMSNorm as one op, RoPE on q and k at once, residuals in the GEMMs
-      llm::DecodeGraph g(model, kv, batch);
-      model.prefill(prompt, kv);
-      g.set(prompt.narrow(1, fl.prompt - 1, 1), fl.prompt);
-      profile_variant("graph_fused", [&] { g.replay(); });
-      model.set_fused(false);
-    }
+    if (graph) profile_variant("graph", [&] { graph->replay(); });  // token and position advance in the graph
+    if (graph_fused) profile_variant("graph_fused", [&] { graph_fused->replay(); });
     return code;
   });
 }

@@ -8,7 +8,8 @@
 # Device call:  run(command="scripts/gpu/llm.sh", carry=[".deps"], kind="nvidia-h200")
 #
 # SKIP_PY_COMPILE=1 skips torch.compile (its compile takes about a minute on a cold cache);
-# FULL_TESTS=1 runs every [gpu] case of test_09/test_10 (the chapters live again).
+# FULL_TESTS=1 runs every [gpu] case of test_09/test_10 (the chapters live again); RECORD=1 also
+# records expected_output/h200/ for both chapters (see the end).
 # Exit code: 0 when everything ran and passed, 1 otherwise (the outputs are packed either way).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -38,7 +39,18 @@ for ch in 09_llm_prefill_decode 10_llm_decode_graphs; do
     timeout 240 "$BUILD_DIR/bin/$ch" --check --out "$stage/chapters/$ch" > "$stage/chapters-$ch.stdout.txt" 2>&1
     rc=$?; step "$ch --check: exit $rc ($((SECONDS - t0)) s)"; [ $rc -eq 0 ] || status=1
     grep -E '^(Timed|Teacher|  max|batch|.*: lessons )' "$stage/chapters-$ch.stdout.txt" | tee -a "$stage/summary.txt" >&2
-    grep -E 'FAIL' "$stage/chapters/$ch"/*/lessons.txt 2>/dev/null | head -20 | tee -a "$stage/summary.txt" >&2
+    grep -h -A4 '^\[FAIL\]' "$stage/chapters/$ch"/*/lessons.txt 2>/dev/null | head -40 | tee -a "$stage/summary.txt" >&2
+    # Per variant: kernels and launches per step, GPU busy, CPU per step (the counts at each step).
+    python3 - "$stage/chapters/$ch" <<'PY' 2>&1 | tee -a "$stage/summary.txt" >&2
+import json, pathlib, sys
+for f in sorted(pathlib.Path(sys.argv[1]).glob("*/lessons.json")):
+    facts = {x["id"]: x.get("data", {}) for x in json.loads(f.read_text())["facts"]}
+    w, o = facts.get("work_per_step", {}), facts.get("overhead_bound", {})
+    t = facts.get("throughput", {})
+    print(f"  {f.parent.name}: kernels/step {w.get('kernels_per_step')}, launches/step "
+          f"{w.get('kernel_launches_per_step')}, graph launches/step {w.get('graph_launches_per_step')}, "
+          f"GPU busy {o.get('gpu_busy_fraction')}, GEMM TFLOP/s {t.get('gemm_tflops')}")
+PY
   fi
 done
 
@@ -69,6 +81,20 @@ py_args=(); [ "${SKIP_PY_COMPILE:-0}" = 1 ] && py_args+=(--no-compile)
 timeout 300 python3 bench/bench_llm_decode.py --json "$stage/bench_py.json" "${py_args[@]}" > "$stage/bench_py.txt" 2>&1
 rc=$?; step "bench_llm_decode.py: exit $rc"; [ $rc -eq 0 ] || status=1
 grep -vE 'Warning|warn' "$stage/bench_py.txt" | tail -6 | tee -a "$stage/summary.txt" >&2
+
+# RECORD=1: also record the H200 expected outputs of both chapters (scripts/record.sh; name the
+# commit with WORKBOOK_GIT_REV when the tree is a copy); they travel in llm.tar.gz under
+# expected_output/h200/ (unpack them into the repository).
+if [ "${RECORD:-0}" = 1 ]; then
+  for ch in 09_llm_prefill_decode 10_llm_decode_graphs; do
+    t0=$SECONDS
+    timeout 300 scripts/record.sh "$BUILD_DIR" --platform h200 --only "$ch" > "$stage/record-$ch.txt" 2>&1
+    rc=$?; step "record $ch: exit $rc ($((SECONDS - t0)) s)"; [ $rc -eq 0 ] || status=1
+  done
+  mkdir -p "$stage/expected_output/h200"
+  cp -r expected_output/h200/09_llm_prefill_decode expected_output/h200/10_llm_decode_graphs \
+    expected_output/h200/PROVENANCE "$stage/expected_output/h200/" 2>/dev/null
+fi
 
 # Pack: summary in the clear, the rest in one tarball (big traces gzipped inside).
 find "$stage/chapters" -name 'trace.json' -size +1000k -exec gzip -9 {} + 2>/dev/null

@@ -657,7 +657,9 @@ std::string measure_throughput(const View& v, const FactOptions& o, Fact& f) {
     return "CPU-only trace: no kernel times";
   }
   const Problem& p = o.problem;
-  if (p.n <= 0) return throughput_from_flops(v, f, p);
+  // No problem size, or a rectangular one (m x k times k x n: chapters 06-07, the LLM of
+  // chapters 09-10), which the square formula below does not describe: the trace's FLOPs.
+  if (p.n <= 0 || p.m > 0) return throughput_from_flops(v, f, p);
   std::vector<double> gemm, ew;
   std::vector<std::pair<double, double>> copies;  // bytes, us
   for (EventIdx d : v.device) {
