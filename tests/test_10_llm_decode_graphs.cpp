@@ -93,7 +93,11 @@ TEST_CASE("the graph computes what eager computes: teacher-forced logits in bf16
     WARN(name << ": masked eager vs graph: rel " << mg.rel << " cosine " << mg.cosine);
     CHECK(eg.rel <= 0.05);
     CHECK(eg.cosine >= 0.995);
-    CHECK(mg.rel <= 0.01);
+    // The same ops, but not always the same kernels: inside a capture cuBLAS runs without its
+    // eager workspace and may pick another GEMM kernel (another summation order). bf16 keeps 8
+    // bits (2^-8 = 0.4% per rounding), so a few logits of 22 layers differ at the 1% level (the
+    // H200 showed 1.1% at 1b): 2% still fails the control below (one token off: > 5%).
+    CHECK(mg.rel <= 0.02);
     CHECK(mg.cosine >= 0.9999);
     // The control: logits one token off fail the same tolerance.
     const auto off = llm::compare_logits(torch::stack(eager).narrow(0, 1, N - 1), torch::stack(graph).narrow(0, 0, N - 1));
