@@ -40,6 +40,12 @@ MemView build_mem_view(const View& v) {
   MemView mv;
   mv.all = memory_series(v.m.trace());
   mv.s = main_memory_series(mv.all);
+  if (!mv.s && v.m.trace().profile_memory) {
+    // Recorded with profile_memory, and nothing was allocated or freed: an empty series (the
+    // facts then measure zeros), not a trace without the option.
+    mv.all.emplace_back();
+    mv.s = &mv.all.back();
+  }
   if (!mv.s) return mv;
   for (auto& a : allocation_lifetimes(v.m.trace())) {
     const auto& r = *v.m.at(a.alloc_event).memory;
@@ -141,6 +147,7 @@ std::string measure_memory_peak(const View& v, const FactOptions&, Fact& f) {
   const MemView& mv = mem_view_of(v, hold);
   if (!mv.s) return kNoMemory;
   const MemorySeries& s = *mv.s;
+  if (s.points.empty()) return "recorded with profile_memory, but nothing was allocated or freed: no peak";
   const MemoryPoint& p = s.points[s.peak];
   const auto regions = step_regions(v.m);
   const std::string op = op_at(v.m, p.event), region = region_at(v.m, regions, p.t_ns);
