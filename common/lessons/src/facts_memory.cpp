@@ -184,7 +184,7 @@ std::string measure_memory_per_step(const View& v, const FactOptions&, Fact& f) 
   const MemorySeries& s = *mv.s;
   nlohmann::json steps = nlohmann::json::array();
   std::vector<int64_t> counts;
-  int64_t growth_first = 0, growth_warm = 0, malloc_first = 0, malloc_warm = 0;
+  int64_t growth_first = 0, growth_warm = 0, growth_steady = 0, malloc_first = 0, malloc_warm = 0;
   const std::vector<EventIdx> mallocs_all = v.m.find("cudaMalloc");
   for (size_t k = 0; k < v.m.steps().size(); ++k) {
     const StepWindow& st = v.m.steps()[k];
@@ -201,6 +201,9 @@ std::string measure_memory_per_step(const View& v, const FactOptions&, Fact& f) 
     for (EventIdx i : mallocs_all)
       if (v.m.at(i).start_ns >= st.start_ns && v.m.at(i).start_ns <= st.end_ns) ++mallocs;
     (k == 0 ? growth_first : growth_warm) = k == 0 ? growth : std::max(growth_warm, growth);
+    // From the third step on: the second may still grow (state the first step created at its end,
+    // an optimizer's, now lives through the whole step).
+    if (k >= 2) growth_steady = std::max(growth_steady, growth);
     (k == 0 ? malloc_first : malloc_warm) += mallocs;
     counts.push_back(n);
     steps.push_back({{"step", st.number}, {"allocations", n}, {"bytes", bytes}, {"reserved_growth", growth},
@@ -227,6 +230,7 @@ std::string measure_memory_per_step(const View& v, const FactOptions&, Fact& f) 
             {"caching", s.has_reserved},
             {"first_reserved_growth", growth_first},
             {"warm_reserved_growth", growth_warm},
+            {"steady_reserved_growth", growth_steady},
             {"first_cuda_malloc", malloc_first},
             {"warm_cuda_malloc", malloc_warm},
             {"warm_allocations_equal", warm_equal},
