@@ -125,3 +125,30 @@ TEST_CASE("the memory facts are not measurable without profile_memory, and inspe
     CHECK_THAT(f.verdict, ContainsSubstring("profile_memory"));
   }
 }
+
+TEST_CASE("inspect reads memory from any profile_memory trace: Python's training step", "[ch08][cpu]") {
+  // make_memory_fixtures.py's recording (torch.profiler, profile_memory=True): each step makes a
+  // 400 MiB buffer in 'big_buffer' and frees it in 'drop_buffer'.
+  const wb::Trace t = wb::read_trace(fs::path(WORKBOOK_ROOT) / "tests/data/python/cpu_memory_sched.json.gz");
+  const wb::TraceModel m(t);
+  wb::FactOptions o;
+  o.annotation = "";
+  const wb::LessonsReport r = wb::inspect_trace(m, o);
+  auto fact = [&](const std::string& id) -> const wb::Fact& {
+    for (const auto& f : r.facts)
+      if (f.id == id) return f;
+    FAIL("no fact " << id);
+    throw;
+  };
+  const wb::Fact& peak = fact("memory_peak");
+  INFO(peak.value);
+  REQUIRE(peak.measured);
+  CHECK(peak.data["peak_bytes"].get<int64_t>() > 400 * 1024 * 1024);
+  CHECK(peak.data["region"] == "drop_buffer");  // the 400 MiB buffer and the small one, both alive
+  const wb::Fact& shorts = fact("short_lived");
+  CHECK(shorts.data["largest_bytes"] == 400 * 1024 * 1024);
+  CHECK(shorts.data["largest_op"] == "aten::empty");
+  const wb::Fact& steps = fact("memory_per_step");
+  CHECK(steps.data["caching"] == false);
+  CHECK(steps.data["warm_allocations_equal"] == true);
+}
