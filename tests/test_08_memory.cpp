@@ -1,6 +1,8 @@
 // Chapter 08: memory (profile_memory) on a training step of chapter 07's GeGLU MLP.
 //   [ch08][cpu]       the CPU edition live: every lesson holds, the table has Python's memory
 //                     columns, the timeline its memory lane, and the napkin's bytes are the trace's
+//   [ch08][gpu]       the GPU edition live (skipped without CUDA): the fused forward has one
+//                     intermediate fewer, the table CUDA Mem, the lane a reserved line
 //   [ch08][recorded]  every recording of the chapter that exists (expected_output/cpu/08_memory
 //                     here; expected_output/h200/08_memory once the lead records it on the H200):
 //                     its lessons hold
@@ -66,6 +68,25 @@ TEST_CASE("chapter 08 CPU edition, live: every memory lesson holds", "[ch08][cpu
   CHECK(opt["data"]["first_kept_bytes"] == 2 * 3 * 1024 * 256 * 4);
   const auto& sl = chapter_runner::fact(r.lessons, "short_lived");
   CHECK(sl["data"]["largest_bytes"] == 512 * 1024 * 4);
+}
+
+TEST_CASE("chapter 08 on the GPU, live: every memory lesson holds, the fused forward included", "[ch08][gpu]") {
+  const auto r = chapter_runner::run_gpu("08_memory", {"--check"}, "gpu");
+  INFO(r.out << r.err);
+  REQUIRE(r.rc == 0);
+  REQUIRE(r.lessons.is_object());
+  CHECK(r.lessons["summary"]["failed"] == 0);
+  for (const char* id : kMemoryFacts) {
+    INFO(id);
+    CHECK(chapter_runner::fact(r.lessons, id)["status"] == "pass");
+  }
+  const auto& regions = chapter_runner::fact(r.lessons, "region_allocations")["data"]["regions"];
+  REQUIRE(regions.contains("fused_fwd"));
+  // The fused forward has one [8192, 3072] bf16 intermediate fewer than the eager one.
+  CHECK(regions["eager_fwd"]["bytes"].get<int64_t>() - regions["fused_fwd"]["bytes"].get<int64_t>() ==
+        8192LL * 3072 * 2);
+  CHECK_THAT(proc::slurp(r.dir / "table.txt"), ContainsSubstring("Self CUDA Mem"));
+  CHECK_THAT(proc::slurp(r.dir / "timeline.svg"), ContainsSubstring("class=\"mem-reserved\""));
 }
 
 TEST_CASE("chapter 08's recordings: the lessons hold on whichever exist", "[ch08][cpu][recorded]") {
