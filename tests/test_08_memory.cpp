@@ -25,8 +25,8 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-const char* kMemoryFacts[] = {"memory_per_step", "activations_held", "optimizer_state", "short_lived",
-                              "region_allocations", "inplace_alloc",   "memory_peak"};
+const char* kMemoryFacts[] = {"memory_per_step",    "activations_held", "optimizer_state", "short_lived",
+                              "region_allocations", "inplace_alloc",    "memory_peak"};
 
 wb::LessonsReport judge08(const wb::Trace& t) {
   const wb::TraceModel m(t);
@@ -70,7 +70,8 @@ TEST_CASE("chapter 08 CPU edition, live: every memory lesson holds", "[ch08][cpu
   CHECK(sl["data"]["largest_bytes"] == 512 * 1024 * 4);
 }
 
-TEST_CASE("chapter 08 on the GPU, live: every memory lesson holds, the fused forward included", "[ch08][gpu]") {
+TEST_CASE("chapter 08 on the GPU, live: every memory lesson holds, the fused forward included",
+          "[ch08][gpu]") {
   const auto r = chapter_runner::run_gpu("08_memory", {"--check"}, "gpu");
   INFO(r.out << r.err);
   REQUIRE(r.rc == 0);

@@ -27,7 +27,8 @@ std::vector<MemorySeries> memory_series(const Trace& trace) {
     MemorySeries& s = by_device[{e.memory->device_type, e.memory->device_id}];
     s.device_type = e.memory->device_type;
     s.device_id = e.memory->device_id;
-    s.points.push_back({e.start_ns, e.bytes, e.memory->total_allocated, std::max<int64_t>(e.memory->total_reserved, 0), i});
+    s.points.push_back(
+        {e.start_ns, e.bytes, e.memory->total_allocated, std::max<int64_t>(e.memory->total_reserved, 0), i});
   }
   std::vector<MemorySeries> out;
   for (auto& [key, s] : by_device) {
@@ -43,8 +44,9 @@ std::vector<MemorySeries> memory_series(const Trace& trace) {
     }
     out.push_back(std::move(s));
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const MemorySeries& a, const MemorySeries& b) { return a.on_device() > b.on_device(); });
+  std::stable_sort(out.begin(), out.end(), [](const MemorySeries& a, const MemorySeries& b) {
+    return a.on_device() > b.on_device();
+  });
   return out;
 }
 
