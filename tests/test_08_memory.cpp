@@ -1,6 +1,8 @@
 // Chapter 08: memory (profile_memory) on a training step of chapter 07's GeGLU MLP.
 //   [ch08][cpu]       the CPU edition live: every lesson holds, the table has Python's memory
 //                     columns, the timeline its memory lane, and the napkin's bytes are the trace's
+//   [ch08][gpu]       the GPU edition live (skipped without CUDA): the fused forward has one
+//                     intermediate fewer, the table CUDA Mem, the lane a reserved line
 //   [ch08][recorded]  every recording of the chapter that exists (expected_output/cpu/08_memory
 //                     here; expected_output/h200/08_memory once the lead records it on the H200):
 //                     its lessons hold
@@ -23,8 +25,8 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-const char* kMemoryFacts[] = {"memory_per_step", "activations_held", "optimizer_state", "short_lived",
-                              "region_allocations", "inplace_alloc",   "memory_peak"};
+const char* kMemoryFacts[] = {"memory_per_step",    "activations_held", "optimizer_state", "short_lived",
+                              "region_allocations", "inplace_alloc",    "memory_peak"};
 
 wb::LessonsReport judge08(const wb::Trace& t) {
   const wb::TraceModel m(t);
@@ -66,6 +68,26 @@ TEST_CASE("chapter 08 CPU edition, live: every memory lesson holds", "[ch08][cpu
   CHECK(opt["data"]["first_kept_bytes"] == 2 * 3 * 1024 * 256 * 4);
   const auto& sl = chapter_runner::fact(r.lessons, "short_lived");
   CHECK(sl["data"]["largest_bytes"] == 512 * 1024 * 4);
+}
+
+TEST_CASE("chapter 08 on the GPU, live: every memory lesson holds, the fused forward included",
+          "[ch08][gpu]") {
+  const auto r = chapter_runner::run_gpu("08_memory", {"--check"}, "gpu");
+  INFO(r.out << r.err);
+  REQUIRE(r.rc == 0);
+  REQUIRE(r.lessons.is_object());
+  CHECK(r.lessons["summary"]["failed"] == 0);
+  for (const char* id : kMemoryFacts) {
+    INFO(id);
+    CHECK(chapter_runner::fact(r.lessons, id)["status"] == "pass");
+  }
+  const auto& regions = chapter_runner::fact(r.lessons, "region_allocations")["data"]["regions"];
+  REQUIRE(regions.contains("fused_fwd"));
+  // The fused forward has one [8192, 3072] bf16 intermediate fewer than the eager one.
+  CHECK(regions["eager_fwd"]["bytes"].get<int64_t>() - regions["fused_fwd"]["bytes"].get<int64_t>() ==
+        8192LL * 3072 * 2);
+  CHECK_THAT(proc::slurp(r.dir / "table.txt"), ContainsSubstring("Self CUDA Mem"));
+  CHECK_THAT(proc::slurp(r.dir / "timeline.svg"), ContainsSubstring("class=\"mem-reserved\""));
 }
 
 TEST_CASE("chapter 08's recordings: the lessons hold on whichever exist", "[ch08][cpu][recorded]") {
@@ -124,4 +146,31 @@ TEST_CASE("the memory facts are not measurable without profile_memory, and inspe
     CHECK_FALSE(f.measured);
     CHECK_THAT(f.verdict, ContainsSubstring("profile_memory"));
   }
+}
+
+TEST_CASE("inspect reads memory from any profile_memory trace: Python's training step", "[ch08][cpu]") {
+  // make_memory_fixtures.py's recording (torch.profiler, profile_memory=True): each step makes a
+  // 400 MiB buffer in 'big_buffer' and frees it in 'drop_buffer'.
+  const wb::Trace t = wb::read_trace(fs::path(WORKBOOK_ROOT) / "tests/data/python/cpu_memory_sched.json.gz");
+  const wb::TraceModel m(t);
+  wb::FactOptions o;
+  o.annotation = "";
+  const wb::LessonsReport r = wb::inspect_trace(m, o);
+  auto fact = [&](const std::string& id) -> const wb::Fact& {
+    for (const auto& f : r.facts)
+      if (f.id == id) return f;
+    FAIL("no fact " << id);
+    throw;
+  };
+  const wb::Fact& peak = fact("memory_peak");
+  INFO(peak.value);
+  REQUIRE(peak.measured);
+  CHECK(peak.data["peak_bytes"].get<int64_t>() > 400 * 1024 * 1024);
+  CHECK(peak.data["region"] == "drop_buffer");  // the 400 MiB buffer and the small one, both alive
+  const wb::Fact& shorts = fact("short_lived");
+  CHECK(shorts.data["largest_bytes"] == 400 * 1024 * 1024);
+  CHECK(shorts.data["largest_op"] == "aten::empty");
+  const wb::Fact& steps = fact("memory_per_step");
+  CHECK(steps.data["caching"] == false);
+  CHECK(steps.data["warm_allocations_equal"] == true);
 }

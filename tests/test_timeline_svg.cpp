@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "workbook/memory.hpp"
 #include "workbook/svg.hpp"
 #include "workbook/trace_model.hpp"
 #include "workbook/timeline_svg.hpp"
@@ -719,4 +720,31 @@ TEST_CASE("a big trace: a few steps by default, sub-pixel bars merged, a line ov
   CHECK(db.by_class("ev").size() + db.by_class("merged").size() < da.by_class("ev").size());
   CHECK(b.size() < a.size() / 2);
   CHECK(step_labels(da) == step_labels(db));
+}
+
+// ---- issue 26: the memory lane (profile_memory) ----------------------------------------------
+TEST_CASE("a profile_memory trace: a memory lane under the steps, the peak marked; none without",
+          "[render][timeline][memory][cpu]") {
+  const auto data = std::filesystem::path(WORKBOOK_ROOT) / "tests/data/python";
+  const wb::Trace mem = wb::read_trace(data / "cpu_memory_sched.json.gz");
+  const std::string svg = render(mem);
+  const Doc d = parse_xml(svg);
+  REQUIRE(d.ok());
+  REQUIRE(d.by_class("lane memory").size() == 1);
+  REQUIRE(d.by_class("mem-allocated").size() == 1);
+  CHECK(d.by_class("mem-reserved").empty());  // the CPU allocator holds no cache: no reserved line
+  const auto peaks = d.by_class("mem-peak");
+  REQUIRE(peaks.size() == 1);
+  // The marked peak is the series' peak: "peak 420.0 MB" (the fixture's 400 MiB buffer on top).
+  const auto series = wb::memory_series(mem);
+  const wb::MemorySeries* s = wb::main_memory_series(series);
+  REQUIRE(s != nullptr);
+  CHECK(s->peak_allocated() > 419'000'000);
+  CHECK(svg.find("peak 420.0 MB") != std::string::npos);
+  // The lane sits between the step band and the first CPU lane.
+  CHECK(svg.find("class=\"lane memory\"") < svg.find("class=\"lane cpu\""));
+  // A trace without [memory] records has no such lane.
+  const std::string plain = render(wb::read_trace(data / "cpu_plain.json.gz"));
+  CHECK(plain.find("lane memory") == std::string::npos);
+  CHECK(plain.find("mem-peak") == std::string::npos);
 }

@@ -39,11 +39,12 @@ std::string napkin(int64_t tokens, int64_t dim, int64_t hidden, int bytes, bool 
                 "  Adam's state      exp_avg + exp_avg_sq = 2 x the weights = %.2f MB\n"
                 "  held forward -> backward: g, u, gelu(g), h + y = %.2f MB\n",
                 bytes, (long long)tokens, (long long)dim, act / 1e6, (long long)tokens, (long long)hidden,
-                inter / 1e6, 4 * inter / 1e6, (long long)hidden, (long long)dim, params / 1e6, 2 * params / 1e6,
-                (4 * inter + act) / 1e6);
+                inter / 1e6, 4 * inter / 1e6, (long long)hidden, (long long)dim, params / 1e6,
+                2 * params / 1e6, (4 * inter + act) / 1e6);
   std::string s = buf;
   if (fused) {
-    std::snprintf(buf, sizeof buf, "  fused_fwd: gelu(g) never exists: one intermediate (%.2f MB) fewer\n", inter / 1e6);
+    std::snprintf(buf, sizeof buf, "  fused_fwd: gelu(g) never exists: one intermediate (%.2f MB) fewer\n",
+                  inter / 1e6);
     s += buf;
   }
   return s;

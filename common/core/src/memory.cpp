@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 namespace wb {
@@ -26,7 +27,8 @@ std::vector<MemorySeries> memory_series(const Trace& trace) {
     MemorySeries& s = by_device[{e.memory->device_type, e.memory->device_id}];
     s.device_type = e.memory->device_type;
     s.device_id = e.memory->device_id;
-    s.points.push_back({e.start_ns, e.bytes, e.memory->total_allocated, std::max<int64_t>(e.memory->total_reserved, 0), i});
+    s.points.push_back(
+        {e.start_ns, e.bytes, e.memory->total_allocated, std::max<int64_t>(e.memory->total_reserved, 0), i});
   }
   std::vector<MemorySeries> out;
   for (auto& [key, s] : by_device) {
@@ -42,8 +44,9 @@ std::vector<MemorySeries> memory_series(const Trace& trace) {
     }
     out.push_back(std::move(s));
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const MemorySeries& a, const MemorySeries& b) { return a.on_device() > b.on_device(); });
+  std::stable_sort(out.begin(), out.end(), [](const MemorySeries& a, const MemorySeries& b) {
+    return a.on_device() > b.on_device();
+  });
   return out;
 }
 
@@ -65,7 +68,16 @@ std::vector<Allocation> allocation_lifetimes(const Trace& trace) {
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return trace.events[a].start_ns < trace.events[b].start_ns; });
   std::vector<Allocation> out;
-  std::map<std::tuple<int, int, int64_t>, size_t> live;  // (device, id, addr) -> index in out
+  out.reserve(order.size() / 2 + 1);
+  // (device, id, addr) -> index in out; a hash map: a 100 MB trace has ~90k records.
+  struct KeyHash {
+    size_t operator()(const std::tuple<int, int, int64_t>& k) const {
+      return std::hash<int64_t>{}(std::get<2>(k)) ^ (static_cast<size_t>(std::get<0>(k)) << 48) ^
+             (static_cast<size_t>(std::get<1>(k) + 1) << 40);
+    }
+  };
+  std::unordered_map<std::tuple<int, int, int64_t>, size_t, KeyHash> live;
+  live.reserve(1024);
   for (size_t i : order) {
     const Event& e = trace.events[i];
     const auto key = std::make_tuple(e.memory->device_type, e.memory->device_id, e.memory->addr);

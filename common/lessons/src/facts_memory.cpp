@@ -40,6 +40,12 @@ MemView build_mem_view(const View& v) {
   MemView mv;
   mv.all = memory_series(v.m.trace());
   mv.s = main_memory_series(mv.all);
+  if (!mv.s && v.m.trace().profile_memory) {
+    // Recorded with profile_memory, and nothing was allocated or freed: an empty series (the
+    // facts then measure zeros), not a trace without the option.
+    mv.all.emplace_back();
+    mv.s = &mv.all.back();
+  }
   if (!mv.s) return mv;
   for (auto& a : allocation_lifetimes(v.m.trace())) {
     const auto& r = *v.m.at(a.alloc_event).memory;
@@ -57,7 +63,8 @@ std::shared_ptr<const MemView> mem_view_shared(const View& v) {
   const Trace& t = v.m.trace();
   uint64_t fingerprint = 0;  // the records themselves, so a reused address is not mistaken
   for (const Event& e : t.events)
-    if (e.memory) fingerprint = fingerprint * 31 + static_cast<uint64_t>(e.bytes) + static_cast<uint64_t>(e.start_ns);
+    if (e.memory)
+      fingerprint = fingerprint * 31 + static_cast<uint64_t>(e.bytes) + static_cast<uint64_t>(e.start_ns);
   auto k = std::make_tuple(&t, t.events.data(), t.events.size(), t.source, fingerprint);
   std::lock_guard<std::mutex> lock(mu);
   if (!cached || key != k) {
@@ -72,10 +79,12 @@ const MemView& mem_view_of(const View& v, std::shared_ptr<const MemView>& hold) 
 }
 
 // The points of a series with start <= t <= end (the series is in time order).
-std::pair<const MemoryPoint*, const MemoryPoint*> points_in(const MemorySeries& s, int64_t start, int64_t end) {
+std::pair<const MemoryPoint*, const MemoryPoint*> points_in(const MemorySeries& s, int64_t start,
+                                                            int64_t end) {
   const auto lo = std::lower_bound(s.points.begin(), s.points.end(), start,
                                    [](const MemoryPoint& p, int64_t t) { return p.t_ns < t; });
-  const auto hi = std::upper_bound(lo, s.points.end(), end, [](int64_t t, const MemoryPoint& p) { return t < p.t_ns; });
+  const auto hi =
+      std::upper_bound(lo, s.points.end(), end, [](int64_t t, const MemoryPoint& p) { return t < p.t_ns; });
   return {s.points.data() + (lo - s.points.begin()), s.points.data() + (hi - s.points.begin())};
 }
 
@@ -120,7 +129,8 @@ std::vector<EventIdx> step_regions(const TraceModel& m) {
   for (const auto& st : m.steps())
     for (EventIdx c : m.children(st.event))
       if (m.at(c).kind == Kind::UserAnnotation) out.push_back(c);
-  std::sort(out.begin(), out.end(), [&](EventIdx a, EventIdx b) { return m.at(a).start_ns < m.at(b).start_ns; });
+  std::sort(out.begin(), out.end(),
+            [&](EventIdx a, EventIdx b) { return m.at(a).start_ns < m.at(b).start_ns; });
   return out;
 }
 std::string region_at(const TraceModel& m, const std::vector<EventIdx>& regions, int64_t t) {
@@ -129,7 +139,8 @@ std::string region_at(const TraceModel& m, const std::vector<EventIdx>& regions,
   return "";
 }
 // Every instance of the top-level annotation `name`, by start.
-std::vector<EventIdx> regions_named(const TraceModel& m, const std::vector<EventIdx>& regions, std::string_view name) {
+std::vector<EventIdx> regions_named(const TraceModel& m, const std::vector<EventIdx>& regions,
+                                    std::string_view name) {
   std::vector<EventIdx> out;
   for (EventIdx r : regions)
     if (m.at(r).name == name) out.push_back(r);
@@ -141,15 +152,22 @@ std::string measure_memory_peak(const View& v, const FactOptions&, Fact& f) {
   const MemView& mv = mem_view_of(v, hold);
   if (!mv.s) return kNoMemory;
   const MemorySeries& s = *mv.s;
+  if (s.points.empty()) return "recorded with profile_memory, but nothing was allocated or freed: no peak";
   const MemoryPoint& p = s.points[s.peak];
   const auto regions = step_regions(v.m);
   const std::string op = op_at(v.m, p.event), region = region_at(v.m, regions, p.t_ns);
   const int64_t low = std::min_element(s.points.begin(), s.points.end(), [](const auto& a, const auto& b) {
                         return a.allocated < b.allocated;
                       })->allocated;
-  f.data = {{"device", s.label()},          {"peak_bytes", p.allocated},   {"peak_mb", mb(p.allocated)},
-            {"reserved_at_peak", p.reserved}, {"op", op},                  {"region", region},
-            {"step", v.step_number(p.event)}, {"low_bytes", low},          {"peak_over_low", low > 0 ? r3(double(p.allocated) / double(low)) : 0.0},
+  f.data = {{"device", s.label()},
+            {"peak_bytes", p.allocated},
+            {"peak_mb", mb(p.allocated)},
+            {"reserved_at_peak", p.reserved},
+            {"op", op},
+            {"region", region},
+            {"step", v.step_number(p.event)},
+            {"low_bytes", low},
+            {"peak_over_low", low > 0 ? r3(double(p.allocated) / double(low)) : 0.0},
             {"records", s.points.size()}};
   // Where the forward ends: the peak against the level at the end of each "forward".
   const auto fwd = regions_named(v.m, regions, "forward");
@@ -177,7 +195,7 @@ std::string measure_memory_per_step(const View& v, const FactOptions&, Fact& f) 
   const MemorySeries& s = *mv.s;
   nlohmann::json steps = nlohmann::json::array();
   std::vector<int64_t> counts;
-  int64_t growth_first = 0, growth_warm = 0, malloc_first = 0, malloc_warm = 0;
+  int64_t growth_first = 0, growth_warm = 0, growth_steady = 0, malloc_first = 0, malloc_warm = 0;
   const std::vector<EventIdx> mallocs_all = v.m.find("cudaMalloc");
   for (size_t k = 0; k < v.m.steps().size(); ++k) {
     const StepWindow& st = v.m.steps()[k];
@@ -194,9 +212,15 @@ std::string measure_memory_per_step(const View& v, const FactOptions&, Fact& f) 
     for (EventIdx i : mallocs_all)
       if (v.m.at(i).start_ns >= st.start_ns && v.m.at(i).start_ns <= st.end_ns) ++mallocs;
     (k == 0 ? growth_first : growth_warm) = k == 0 ? growth : std::max(growth_warm, growth);
+    // From the third step on: the second may still grow (state the first step created at its end,
+    // an optimizer's, now lives through the whole step).
+    if (k >= 2) growth_steady = std::max(growth_steady, growth);
     (k == 0 ? malloc_first : malloc_warm) += mallocs;
     counts.push_back(n);
-    steps.push_back({{"step", st.number}, {"allocations", n}, {"bytes", bytes}, {"reserved_growth", growth},
+    steps.push_back({{"step", st.number},
+                     {"allocations", n},
+                     {"bytes", bytes},
+                     {"reserved_growth", growth},
                      {"cuda_malloc", mallocs}});
     add_evidence(f, fmt::format("ProfilerStep#{}: {} allocations, {} allocated, reserved +{}, {} cudaMalloc",
                                 st.number, n, mb_str(bytes), mb_str(growth), mallocs));
@@ -220,6 +244,7 @@ std::string measure_memory_per_step(const View& v, const FactOptions&, Fact& f) 
             {"caching", s.has_reserved},
             {"first_reserved_growth", growth_first},
             {"warm_reserved_growth", growth_warm},
+            {"steady_reserved_growth", growth_steady},
             {"first_cuda_malloc", malloc_first},
             {"warm_cuda_malloc", malloc_warm},
             {"warm_allocations_equal", warm_equal},
@@ -227,12 +252,14 @@ std::string measure_memory_per_step(const View& v, const FactOptions&, Fact& f) 
             {"first_kept_bytes", kept.empty() ? 0 : kept.front()},
             {"first_allocations", counts.front()},
             {"warm_allocations", counts.size() > 1 ? counts[1] : 0}};
-  f.value = fmt::format("{}: {} allocations in the first step, {} in the next; reserved grows {} in the first, "
-                        "at most {} in a later one{}",
-                        s.label(), counts.front(), counts.size() > 1 ? counts[1] : 0, mb_str(growth_first),
-                        mb_str(growth_warm), s.has_reserved ? "" : " (no caching allocator: reserved stays 0)");
-  return measured(f, "a caching allocator asks the device for memory (cudaMalloc, 'Total Reserved' grows) "
-                     "in the first step and serves later steps from its cache");
+  f.value = fmt::format(
+      "{}: {} allocations in the first step, {} in the next; reserved grows {} in the first, "
+      "at most {} in a later one{}",
+      s.label(), counts.front(), counts.size() > 1 ? counts[1] : 0, mb_str(growth_first), mb_str(growth_warm),
+      s.has_reserved ? "" : " (no caching allocator: reserved stays 0)");
+  return measured(f,
+                  "a caching allocator asks the device for memory (cudaMalloc, 'Total Reserved' grows) "
+                  "in the first step and serves later steps from its cache");
 }
 
 // Allocations made inside 'forward' and still held when it ends, and the share of them that
@@ -292,14 +319,18 @@ std::string measure_optimizer_state(const View& v, const FactOptions&, Fact& f) 
       }
   }
   const int64_t later = opt.size() > 1 ? *std::max_element(kept.begin() + 1, kept.end()) : 0;
-  f.data = {{"first_kept_bytes", kept[0]},    {"first_kept_mb", mb(kept[0])}, {"first_kept_tensors", count[0]},
-            {"later_kept_bytes", later},      {"optimizer_steps", opt.size()}};
+  f.data = {{"first_kept_bytes", kept[0]},
+            {"first_kept_mb", mb(kept[0])},
+            {"first_kept_tensors", count[0]},
+            {"later_kept_bytes", later},
+            {"optimizer_steps", opt.size()}};
   for (size_t k = 0; k < opt.size(); ++k)
     add_evidence(f, fmt::format("'optimizer' #{} {}: keeps {} in {} tensors", k, v.step_label(opt[k]),
                                 mb_str(kept[k]), count[k]));
   f.value = fmt::format("the first optimizer step keeps {} ({} tensors); later steps keep at most {}",
                         mb_str(kept[0]), count[0], mb_str(later));
-  return measured(f, "Adam allocates exp_avg and exp_avg_sq (one per parameter) at its first step, then reuses them");
+  return measured(
+      f, "Adam allocates exp_avg and exp_avg_sq (one per parameter) at its first step, then reuses them");
 }
 
 // The largest allocations freed within the step that made them.
@@ -323,9 +354,10 @@ std::string measure_short_lived(const View& v, const FactOptions&, Fact& f) {
   for (size_t k = 0; k < shorts.size() && k < 5; ++k) {
     const Allocation& a = *shorts[k];
     const std::string op = op_at(v.m, a.alloc_event), by = op_at(v.m, *a.free_event);
-    top.push_back({{"bytes", a.bytes}, {"op", op}, {"freed_in", by}, {"lifetime_us", r3(us(a.end_ns - a.start_ns))}});
-    add_evidence(f, fmt::format("{} in {} ({}), freed {} later in {}", mb_str(a.bytes), op, v.step_label(a.alloc_event),
-                                us_str(us(a.end_ns - a.start_ns)), by));
+    top.push_back(
+        {{"bytes", a.bytes}, {"op", op}, {"freed_in", by}, {"lifetime_us", r3(us(a.end_ns - a.start_ns))}});
+    add_evidence(f, fmt::format("{} in {} ({}), freed {} later in {}", mb_str(a.bytes), op,
+                                v.step_label(a.alloc_event), us_str(us(a.end_ns - a.start_ns)), by));
   }
   const size_t steps = std::max<size_t>(1, v.m.steps().size());
   f.data = {{"count", shorts.size()},
@@ -336,7 +368,8 @@ std::string measure_short_lived(const View& v, const FactOptions&, Fact& f) {
             {"top", top}};
   f.value = fmt::format("{} allocations freed within their step; the largest {} in {}", shorts.size(),
                         mb_str(shorts.front()->bytes), top[0]["op"].get<std::string>());
-  return measured(f, "short-lived buffers: allocated and freed within one step (the allocator reuses their blocks)");
+  return measured(
+      f, "short-lived buffers: allocated and freed within one step (the allocator reuses their blocks)");
 }
 
 // In-place ops (aten::*_) and the bytes allocated while one ran.
@@ -351,10 +384,12 @@ std::string measure_inplace_alloc(const View& v, const FactOptions&, Fact& f) {
     for (EventIdx i : lane.events) {
       const Event& e = v.m.at(i);
       // aten::resize_ is in-place on the tensor's metadata and allocates its storage by design.
-      if (e.kind != Kind::CpuOp || e.name.size() < 8 || e.name.back() != '_' || e.name.rfind("aten::", 0) != 0 ||
-          e.name == "aten::resize_" || e.name.rfind("aten::_foreach", 0) == 0 || !v.m.step_at(e.start_ns))
+      if (e.kind != Kind::CpuOp || e.name.size() < 8 || e.name.back() != '_' ||
+          e.name.rfind("aten::", 0) != 0 || e.name == "aten::resize_" ||
+          e.name.rfind("aten::_foreach", 0) == 0 || !v.m.step_at(e.start_ns))
         continue;
-      if (!inplace_regions.empty() && std::none_of(inplace_regions.begin(), inplace_regions.end(), [&](EventIdx r) {
+      if (!inplace_regions.empty() &&
+          std::none_of(inplace_regions.begin(), inplace_regions.end(), [&](EventIdx r) {
             return v.m.at(r).start_ns <= e.start_ns && e.end_ns() <= v.m.at(r).end_ns();
           }))
         continue;
@@ -373,9 +408,12 @@ std::string measure_inplace_alloc(const View& v, const FactOptions&, Fact& f) {
     if (bytes[name] > 0) allocating.push_back(name);
     add_evidence(f, fmt::format("{}: {} calls, {} allocated while it ran", name, n, bytes[name]));
   }
-  f.data = {{"inplace_calls", total_calls}, {"inplace_alloc_bytes", total_bytes}, {"allocating", allocating}, {"ops", keys(calls)}};
-  f.value = fmt::format("{} in-place calls ({}); {} B allocated while they ran", total_calls, join(keys(calls), ", ", ""),
-                        total_bytes);
+  f.data = {{"inplace_calls", total_calls},
+            {"inplace_alloc_bytes", total_bytes},
+            {"allocating", allocating},
+            {"ops", keys(calls)}};
+  f.value = fmt::format("{} in-place calls ({}); {} B allocated while they ran", total_calls,
+                        join(keys(calls), ", ", ""), total_bytes);
   return measured(f, "an in-place op writes into its input: no new tensor, no allocation");
 }
 
@@ -401,9 +439,12 @@ std::string measure_region_allocations(const View& v, const FactOptions&, Fact& 
   }
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [name, a] : by) {
-    out[name] = {{"allocations", a[1] / a[0]}, {"bytes", a[2] / a[0]}, {"mb", mb(a[2] / a[0])}, {"largest_bytes", a[3]}};
-    add_evidence(f, fmt::format("'{}' ({} times): {} allocations, {} per instance; the largest {}", name, a[0],
-                                a[1] / a[0], mb_str(a[2] / a[0]), mb_str(a[3])));
+    out[name] = {{"allocations", a[1] / a[0]},
+                 {"bytes", a[2] / a[0]},
+                 {"mb", mb(a[2] / a[0])},
+                 {"largest_bytes", a[3]}};
+    add_evidence(f, fmt::format("'{}' ({} times): {} allocations, {} per instance; the largest {}", name,
+                                a[0], a[1] / a[0], mb_str(a[2] / a[0]), mb_str(a[3])));
   }
   f.data = {{"device", mv.s->label()}, {"regions", out}};
   f.value = fmt::format("{} allocations per annotation: {}", mv.s->label(), join(keys(by), ", ", ""));
@@ -416,7 +457,8 @@ const std::vector<ViewFact>& memory_view_facts() {
   static const std::vector<ViewFact> kFacts = {
       {"memory_peak",
        "Memory peak, and the op at which it occurs",
-       {"profile_memory: the trace has a peak", "descriptive: chapters state where they expect it",
+       {"profile_memory: the trace has a peak",
+        "descriptive: chapters state where they expect it",
         {{"/peak_bytes", Op::Gt, 0, Any}}},
        "",
        measure_memory_peak},
@@ -444,19 +486,22 @@ const std::vector<ViewFact>& memory_view_facts() {
        measure_optimizer_state},
       {"short_lived",
        "Largest short-lived allocations",
-       {"some buffer is allocated and freed within its step", "descriptive: chapters state the size they expect",
+       {"some buffer is allocated and freed within its step",
+        "descriptive: chapters state the size they expect",
         {{"/count", Op::Gt, 0, Any}}},
        "",
        measure_short_lived},
       {"inplace_alloc",
        "In-place ops allocate nothing",
-       {"in-place ops allocate 0 bytes", "an in-place op writes into its input",
+       {"in-place ops allocate 0 bytes",
+        "an in-place op writes into its input",
         {{"/inplace_calls", Op::Gt, 0, Any}, {"/inplace_alloc_bytes", Op::Eq, 0, Any}}},
        "",
        measure_inplace_alloc},
       {"region_allocations",
        "What each annotated region allocates",
-       {"some annotated region allocates", "descriptive: chapters state the bytes they expect per region",
+       {"some annotated region allocates",
+        "descriptive: chapters state the bytes they expect per region",
         {{"/regions", Op::Ne, nlohmann::json::object(), Any}}},
        "",
        measure_region_allocations},
