@@ -67,6 +67,12 @@ View::View(const TraceModel& model) : m(model) {
     if (fresh) it->second = classify(ev[d]);
     kclass_[d] = it->second;
   }
+  // The lowest correlation of a launch call the trace holds: device work with a lower one was
+  // launched before the window opened (its launch call went with the discarded warm-up step),
+  // even when it runs inside the first step.
+  for (const auto& e : ev)
+    if ((e.kind == Kind::Runtime || e.kind == Kind::Driver) && e.id > 0)
+      first_launch_id_ = first_launch_id_ == 0 ? e.id : std::min(first_launch_id_, e.id);
   if (m.steps().empty()) {
     device = all_device;
   } else {
@@ -106,8 +112,12 @@ int View::step_number(EventIdx i) const {
   const Event& e = m.at(i);
   int64_t t = e.start_ns;
   // Device work runs later than the CPU asked for it: place it by its launch call.
-  if (e.on_device())
-    if (auto l = m.launcher(i)) t = m.at(*l).start_ns;
+  if (e.on_device()) {
+    if (auto l = m.launcher(i))
+      t = m.at(*l).start_ns;
+    else if (e.id > 0 && e.id < first_launch_id_)
+      return -1;  // launched before the window: it belongs to no recorded step
+  }
   const StepWindow* s = m.step_at(t);
   return s ? s->number : -1;
 }

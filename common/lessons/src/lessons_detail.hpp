@@ -60,6 +60,7 @@ class View {
   KClass kclass(EventIdx i) const { return i < kclass_.size() ? kclass_[i] : KClass::Other; }
 
  private:
+  int64_t first_launch_id_ = 0;  // the lowest correlation of a launch call in the trace (0: none)
   int64_t origin_ = 0;
   std::vector<KClass> kclass_;
 };
