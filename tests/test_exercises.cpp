@@ -430,7 +430,7 @@ TEST_CASE("tflops_answer: within 5% of the lesson's throughput, or not", "[exerc
   const wb::Trace trace = wb::read_trace(t);
   const wb::TraceModel m(trace);
   wb::FactOptions o;
-  o.problem = {4096, 1, 2};
+  o.problem = wb::Problem::square(4096, 1, 2);
   const double lesson = wb::compute_fact("throughput", m, o).data.at("gemm_tflops").get<double>();
   REQUIRE(lesson > 100);
   const json v = exercise::variation(ex("ex04.1"), "");
@@ -650,7 +650,7 @@ TEST_CASE("gaming: ex04.1 with a hard-coded number fails on the probe", "[exerci
   const fs::path t = kData / "h200_4096_warm.json.gz";
   const wb::Trace trace = wb::read_trace(t);
   wb::FactOptions o;
-  o.problem = {4096, 1, 2};
+  o.problem = wb::Problem::square(4096, 1, 2);
   const double lesson =
       wb::compute_fact("throughput", wb::TraceModel(trace), o).data.at("gemm_tflops").get<double>();
   // A function that returns 800 (the H200's number, within 5% of this trace) for any input.

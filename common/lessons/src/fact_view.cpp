@@ -1,4 +1,4 @@
-#include "lessons_detail.hpp"
+#include "fact_view.hpp"
 
 #include <fmt/format.h>
 
@@ -287,14 +287,21 @@ Fact finish(Fact f, const Trace& t) {
 }
 
 Fact ViewFact::fn(const View& v, const FactOptions& o) const {
-  Pattern p = pattern;
+  Pattern p = default_pattern(id);
   p.text = fmt::format(fmt::runtime(p.text), fmt::arg("annotation", o.annotation),
                        fmt::arg("outlier_factor", o.outlier_factor));
   Fact f = start(std::string(id), title, std::move(p));
   if (!v.gpu && !cpu_only.empty()) return not_measurable(std::move(f), cpu_only);
   std::string why_not = measure(v, o, f);
-  return why_not.empty() ? finish(std::move(f), v.m.trace())
-                         : not_measurable(std::move(f), std::move(why_not));
+  if (!why_not.empty()) return not_measurable(std::move(f), std::move(why_not));
+  f = finish(std::move(f), v.m.trace());
+  // The explanation reads the verdict: the numbers stay in the pattern.
+  const bool general = o.general && !general_holds.empty();
+  const std::string& reading = f.status == Status::Pass   ? (general ? general_holds : holds)
+                               : f.status == Status::Fail ? (general ? general_fails : fails)
+                                                          : f.explanation;
+  if (!reading.empty()) f.explanation = reading;
+  return f;
 }
 
 void add_evidence(Fact& f, std::string line) {
