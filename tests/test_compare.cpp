@@ -77,7 +77,8 @@ TEST_CASE("parse_table_calls rejects what is not a table", "[lessons][cpu]") {
 TEST_CASE("a run that matches the reference", "[lessons][cpu]") {
   TempDir tmp;
   write_run(tmp.path / "run", "h200_64_cold.json", "01_cold_64", wb::Problem::square(64, 1, 2));
-  write_run(tmp.path / "expected" / "h200" / "01_cold_64", "h200_64_cold.json", "01_cold_64", wb::Problem::square(64, 1, 2));
+  write_run(tmp.path / "expected" / "h200" / "01_cold_64", "h200_64_cold.json", "01_cold_64",
+            wb::Problem::square(64, 1, 2));
   wb::CompareOptions o;
   o.chapter = "01_cold_64";
   o.expected_root = tmp.path / "expected";

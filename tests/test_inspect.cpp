@@ -68,7 +68,8 @@ TEST_CASE("inspect a real Python CPU trace", "[tools][cpu]") {
 }
 
 TEST_CASE("inspect a synthetic GPU trace: overhead-bound, idle sync, no artefacts", "[tools][cpu]") {
-  const wb::LessonsReport r = inspect(fixtures::make_trace({}), {"matmul_add", wb::Problem::square(64, 1, 2), 1.5});
+  const wb::LessonsReport r =
+      inspect(fixtures::make_trace({}), {"matmul_add", wb::Problem::square(64, 1, 2), 1.5});
   CHECK(find(r, "overhead_bound").status == Status::Pass);
   CHECK(find(r, "end_sync").status == Status::Pass);
   CHECK(find(r, "launch_latency").status == Status::Fail);

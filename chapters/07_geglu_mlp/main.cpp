@@ -15,7 +15,9 @@
 #include <torch/nn/modules/linear.h>  // torch::nn::Linear (not the whole torch/torch.h)
 
 #include "geglu.hpp"
-#include "workbook/variants.hpp"  // wb::Variant, wb::profile_variants, wb::AotiModel
+#include <algorithm>
+
+#include "workbook/variants.hpp"  // wb::Variant, wb::plain_variant, wb::AotiModel
 
 int main(int argc, char** argv) {
   wb::Chapter ch{"07_geglu_mlp", "Chapter 07: a GeGLU MLP: five kernels, then four"};
@@ -50,10 +52,36 @@ int main(int argc, char** argv) {
     if (run.wants("handwritten"))
       vs.push_back(wb::plain_variant(
           "handwritten", [&] { y = down(wb07::geglu_fused(gate(x), up(x))); }, "", no_kernel));
-    wb::VariantProfile how;
-    how.report.annotation = "mlp_fwd";
-    how.report.problem = wb::Problem::gemm(/*m=*/batch * seq, /*k=*/dim, /*n=*/hidden, run.dtype_bytes());
-    how.report.napkin = [p = how.report.problem](const std::string& dev) { return wb::napkin_geglu(p, dev); };
-    return wb::profile_variants(run, vs, how);
+
+    // Each variant profiled on its own, into out/07_geglu_mlp/<variant>/.
+    int code = 0;
+    for (const wb::Variant& v : vs) {
+      if (!v.unavailable.empty()) {
+        run.say(v.name + ": unavailable: " + v.unavailable);
+        continue;
+      }
+      run.say("\n==== variant " + v.name + (v.what.empty() ? "" : ": " + v.what) + " ====");
+      wb::ProfilerOptions opts;        // torch.profiler.profile(schedule=..., activities=...)
+      opts.schedule = run.schedule();  // --schedule
+      opts.cuda = run.on_cuda();
+      wb::Profiler prof(opts);
+      prof.start();
+      for (int i = 0; i < run.schedule().total_steps(); ++i) {
+        {
+          wb::Annotation a("mlp_fwd");  // record_function("mlp_fwd")
+          v.step();
+        }
+        prof.step();
+        run.stop_if_interrupted();  // Ctrl-C stops here, before any output is written
+      }
+      prof.stop();
+      wb::ReportOptions ro;
+      ro.variant = v.name;  // reported into out/07_geglu_mlp/<variant>/, judged by "07_geglu_mlp/<variant>"
+      ro.annotation = "mlp_fwd";
+      ro.problem = wb::Problem::gemm(/*m=*/batch * seq, /*k=*/dim, /*n=*/hidden, run.dtype_bytes());
+      ro.napkin = [p = ro.problem](const std::string& dev) { return wb::napkin_geglu(p, dev); };
+      code = std::max(code, run.exit_code(run.report(prof.results().back(), ro)));
+    }
+    return code;
   });
 }

@@ -296,11 +296,12 @@ Fact ViewFact::fn(const View& v, const FactOptions& o) const {
   if (!why_not.empty()) return not_measurable(std::move(f), std::move(why_not));
   f = finish(std::move(f), v.m.trace());
   // The explanation reads the verdict: the numbers stay in the pattern.
-  const bool general = o.general && !general_holds.empty();
-  const std::string& reading = f.status == Status::Pass   ? (general ? general_holds : holds)
-                               : f.status == Status::Fail ? (general ? general_fails : fails)
-                                                          : f.explanation;
-  if (!reading.empty()) f.explanation = reading;
+  const Reading& r = reading;
+  const bool general = o.general && !r.general_holds.empty();
+  const std::string& text = f.status == Status::Pass   ? (general ? r.general_holds : r.holds)
+                            : f.status == Status::Fail ? (general ? r.general_fails : r.fails)
+                                                       : f.explanation;
+  if (!text.empty()) f.explanation = text;
   return f;
 }
 

@@ -80,6 +80,21 @@ inline std::string measured(Fact& f, std::string explanation) {
 }
 using Measure = std::string (*)(const View& v, const FactOptions& o, Fact& f);
 
+// The explanation of a fact, read from its default pattern's verdict, so that the pattern's
+// numbers are written once (in cheatsheet.json): what it means when the pattern holds, when it
+// fails (and the same under the general rules, FactOptions::general, where they say it
+// otherwise). None: the measurement writes its own, one that restates no threshold.
+struct Reading {
+  Reading() = default;
+  Reading(std::string holds, std::string fails, std::string general_holds = "",
+          std::string general_fails = "")
+      : holds(std::move(holds)),
+        fails(std::move(fails)),
+        general_holds(std::move(general_holds)),
+        general_fails(std::move(general_fails)) {}
+  std::string holds, fails, general_holds, general_fails;
+};
+
 // One lesson fact. fn() is the one skeleton every fact shares: start (id, title, the default
 // pattern from the cheatsheet), the CPU-only check, the measurement, then finish (judge it
 // against the default pattern, and read the explanation from that verdict) or not_measurable.
@@ -88,11 +103,7 @@ struct ViewFact {
   std::string title;
   std::string cpu_only;  // non-empty: a CPU-only trace has nothing to measure, for this reason
   Measure measure;
-  // The explanation, read from the default pattern's verdict, so that the pattern's numbers
-  // are written once (in cheatsheet.json): what it means when the pattern holds, when it fails.
-  // Empty: the measurement writes its own (one that does not restate a threshold).
-  std::string holds, fails;
-  std::string general_holds, general_fails;  // under the general rules (FactOptions::general), if other
+  Reading reading;
   Fact fn(const View& v, const FactOptions& o) const;
 };
 // A fact's default pattern: its entry in common/lessons/data/cheatsheet.json (compiled in; its
@@ -161,34 +172,33 @@ using Op = Condition::Op;
 namespace wb {
 // The measurements, by family (each file says what its family teaches); view_facts() in
 // lessons.cpp lists them in teaching order.
-#define WB_MEASURE(name) std::string name(const lessons_detail::View& v, const FactOptions& o, Fact& f)
+using lessons_detail::View;
 // facts_overhead.cpp: where the CPU's time goes
-WB_MEASURE(measure_overhead_bound);
-WB_MEASURE(measure_cpu_shares);
-WB_MEASURE(measure_step_cpu);
-WB_MEASURE(measure_hot_ops);
-WB_MEASURE(measure_compile_markers);
+std::string measure_overhead_bound(const View& v, const FactOptions& o, Fact& f);
+std::string measure_cpu_shares(const View& v, const FactOptions& o, Fact& f);
+std::string measure_step_cpu(const View& v, const FactOptions& o, Fact& f);
+std::string measure_hot_ops(const View& v, const FactOptions& o, Fact& f);
+std::string measure_compile_markers(const View& v, const FactOptions& o, Fact& f);
 // facts_steps.cpp: steps and windows
-WB_MEASURE(measure_step_widths);
-WB_MEASURE(measure_dead_window);
-WB_MEASURE(measure_kernel_gaps);
-WB_MEASURE(measure_end_sync);
-WB_MEASURE(measure_profiler_artefacts);
+std::string measure_step_widths(const View& v, const FactOptions& o, Fact& f);
+std::string measure_dead_window(const View& v, const FactOptions& o, Fact& f);
+std::string measure_kernel_gaps(const View& v, const FactOptions& o, Fact& f);
+std::string measure_end_sync(const View& v, const FactOptions& o, Fact& f);
+std::string measure_profiler_artefacts(const View& v, const FactOptions& o, Fact& f);
 // facts_launches.cpp: launches and the dispatch chain
-WB_MEASURE(measure_dispatch_chain);
-WB_MEASURE(measure_batch_chain);
-WB_MEASURE(measure_launch_path);
-WB_MEASURE(measure_copies_next_to_launch);
-WB_MEASURE(measure_launch_latency);
+std::string measure_dispatch_chain(const View& v, const FactOptions& o, Fact& f);
+std::string measure_batch_chain(const View& v, const FactOptions& o, Fact& f);
+std::string measure_launch_path(const View& v, const FactOptions& o, Fact& f);
+std::string measure_copies_next_to_launch(const View& v, const FactOptions& o, Fact& f);
+std::string measure_launch_latency(const View& v, const FactOptions& o, Fact& f);
 // facts_kernels.cpp: kernels and their footprints
-WB_MEASURE(measure_kernel_footprint);
-WB_MEASURE(measure_kernel_durations);
+std::string measure_kernel_footprint(const View& v, const FactOptions& o, Fact& f);
+std::string measure_kernel_durations(const View& v, const FactOptions& o, Fact& f);
 // facts_throughput.cpp: achieved FLOP/s against the peak
-WB_MEASURE(measure_throughput);
+std::string measure_throughput(const View& v, const FactOptions& o, Fact& f);
 // facts_part2.cpp: Part 2 (nn.Linear, the GeGLU MLP)
-WB_MEASURE(measure_view_ops);
-WB_MEASURE(measure_work_per_step);
-WB_MEASURE(measure_gemm_tiles);
-WB_MEASURE(measure_pointwise_traffic);
-#undef WB_MEASURE
+std::string measure_view_ops(const View& v, const FactOptions& o, Fact& f);
+std::string measure_work_per_step(const View& v, const FactOptions& o, Fact& f);
+std::string measure_gemm_tiles(const View& v, const FactOptions& o, Fact& f);
+std::string measure_pointwise_traffic(const View& v, const FactOptions& o, Fact& f);
 }  // namespace wb

@@ -76,32 +76,35 @@ std::string throughput_from_flops(const View& v, Fact& f, const Problem& p) {
   return measured(f, "percent of the datasheet peak from the trace's own FLOPs count");
 }
 
+// A CPU-only trace: no device peak to judge against; still say what the trace's FLOPs give on
+// the CPU. Returns why the fact is not applicable.
+std::string cpu_throughput(const TraceModel& m, Fact& f) {
+  double flops = 0;
+  int64_t ns = 0;
+  int ops = 0;
+  for (const Event& e : m.trace().events)
+    if (e.kind == Kind::CpuOp && e.flops > 0 && is_gemm_op(e.name)) {
+      flops += static_cast<double>(e.flops);
+      ns += e.dur_ns;
+      ++ops;
+    }
+  if (ops > 0 && ns > 0) {
+    f.data["source"] = "trace FLOPs (with_flops)";
+    f.data["cpu_gemm_gflops"] = r3(flops / (static_cast<double>(ns) * 1e-9) / 1e9);
+    f.value = fmt::format(
+        "CPU GEMM ops: {:.4g} flop (the trace's FLOPs, {} calls) in {} of CPU time = "
+        "{:.3g} GFLOP/s",
+        flops, ops, us_str(us(ns)), f.data["cpu_gemm_gflops"].get<double>());
+    return "CPU-only trace: no kernel times and no device peak to "
+           "compare with (the CPU figure is above)";
+  }
+  // (The chapters' recorded verdicts read exactly this: keep it.)
+  return "CPU-only trace: no kernel times";
+}
+
 std::string measure_throughput(const View& v, const FactOptions& o, Fact& f) {
   const TraceModel& m = v.m;
-  if (!v.gpu) {
-    // No device peak to judge against; still say what the trace's FLOPs give on the CPU.
-    double flops = 0;
-    int64_t ns = 0;
-    int ops = 0;
-    for (const Event& e : m.trace().events)
-      if (e.kind == Kind::CpuOp && e.flops > 0 && is_gemm_op(e.name)) {
-        flops += static_cast<double>(e.flops);
-        ns += e.dur_ns;
-        ++ops;
-      }
-    if (ops > 0 && ns > 0) {
-      f.data["source"] = "trace FLOPs (with_flops)";
-      f.data["cpu_gemm_gflops"] = r3(flops / (static_cast<double>(ns) * 1e-9) / 1e9);
-      f.value = fmt::format(
-          "CPU GEMM ops: {:.4g} flop (the trace's FLOPs, {} calls) in {} of CPU time = "
-          "{:.3g} GFLOP/s",
-          flops, ops, us_str(us(ns)), f.data["cpu_gemm_gflops"].get<double>());
-      return "CPU-only trace: no kernel times and no device peak to "
-             "compare with (the CPU figure is above)";
-    }
-    // (The chapters' recorded verdicts read exactly this: keep it.)
-    return "CPU-only trace: no kernel times";
-  }
+  if (!v.gpu) return cpu_throughput(m, f);
   const Problem& p = o.problem;
   if (p.n <= 0) return throughput_from_flops(v, f, p);
   std::vector<double> gemm, ew;
