@@ -8,10 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
-#include <cmath>
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -19,9 +16,6 @@
 
 #include "fact_view.hpp"
 #include "workbook/lessons.hpp"
-#include "workbook/peaks.hpp"
-#include "workbook/rules.hpp"
-#include "workbook/table.hpp"
 
 namespace wb {
 

@@ -11,9 +11,7 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -21,9 +19,7 @@
 
 #include "fact_view.hpp"
 #include "workbook/lessons.hpp"
-#include "workbook/peaks.hpp"
 #include "workbook/rules.hpp"
-#include "workbook/table.hpp"
 
 namespace wb {
 

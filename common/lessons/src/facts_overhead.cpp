@@ -10,10 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
-#include <cmath>
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -21,7 +18,6 @@
 
 #include "fact_view.hpp"
 #include "workbook/lessons.hpp"
-#include "workbook/peaks.hpp"
 #include "workbook/rules.hpp"
 #include "workbook/table.hpp"
 

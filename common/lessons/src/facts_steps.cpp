@@ -10,8 +10,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
-#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -21,9 +19,6 @@
 
 #include "fact_view.hpp"
 #include "workbook/lessons.hpp"
-#include "workbook/peaks.hpp"
-#include "workbook/rules.hpp"
-#include "workbook/table.hpp"
 
 namespace wb {
 

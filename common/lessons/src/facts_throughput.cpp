@@ -8,11 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
-#include <cmath>
-#include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,7 +17,6 @@
 #include "workbook/lessons.hpp"
 #include "workbook/peaks.hpp"
 #include "workbook/rules.hpp"
-#include "workbook/table.hpp"
 
 namespace wb {
 

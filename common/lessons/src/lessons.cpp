@@ -8,16 +8,9 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
-#include <map>
-#include <optional>
-#include <set>
 #include <stdexcept>
 
 #include "fact_view.hpp"
-#include "workbook/peaks.hpp"
-#include "workbook/table.hpp"
 
 namespace wb {
 
