@@ -12,12 +12,17 @@
 // chapter's main output (trace.json, table.txt, lessons); the 2-D one is saved as trace_2d.json.
 #include <torch/types.h>  // tensors and their ops (torch/torch.h adds the nn/optim/data frontend)
 
+#include <CLI/CLI.hpp>  // this chapter's own flag, --batch
+
 #include "workbook/chapter.hpp"
 
 int main(int argc, char** argv) {
   wb::Chapter ch{"03_batched_bmm", "Chapter 03: a batched (B, N, N) matmul dispatches bmm"};
-  ch.defaults().batch = 8;  // --batch; the harness's memory check counts B x N x N
-  ch.defaults().batch_help = "leading batch axis B: x, w, b are (B, N, N)";
+  ch.defaults().batch = 8;  // the harness's memory check counts B x N x N
+  ch.app()
+      .add_option("--batch", ch.defaults().batch, "leading batch axis B: x, w, b are (B, N, N)")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
 
   return ch.main(argc, argv, [&](wb::Run& run) {
     const int64_t n = run.size(), batch = run.config().batch;

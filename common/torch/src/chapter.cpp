@@ -135,7 +135,7 @@ Chapter::~Chapter() = default;  // here, where CLI::App is a complete type
 Chapter::Chapter(std::string name, std::string title)
     : name_(std::move(name)), title_(std::move(title)), app_(std::make_unique<CLI::App>(title_, name_)) {
   cfg_.out = fs::path("out") / name_;
-  app_->add_option("--size", cfg_.size, cfg_.size_help)
+  app_->add_option("--size", cfg_.size, "matrix size N (N x N matrices)")
       ->check([](const std::string& s) -> std::string {  // CLI::PositiveNumber prints DBL_MAX
         try {
           size_t used = 0;
@@ -198,17 +198,10 @@ void Chapter::variants(std::vector<std::string> names, std::string help,
   variant_shortcuts_ = std::move(shortcuts);
 }
 
-// The flags a chapter declared after the constructor: --size's help (chapter 07 does not use
-// it, and keeps it listed and validated rather than hidden: CLI11 leaves a hidden option's name
-// out of its error messages), --batch (chapter 03), --variant and its shortcuts (05-07),
+// The flags a chapter declared after the constructor: --variant and its shortcuts (05-07),
 // --experiment and --list-experiments.
 void Chapter::add_declared_flags(bool& list_experiments) {
   app_->get_option("--warmup-iters")->default_str(std::to_string(cfg_.warmup_iters));
-  app_->get_option("--size")->description(cfg_.size_help);
-  if (!cfg_.batch_help.empty())
-    app_->add_option("--batch", cfg_.batch, cfg_.batch_help)
-        ->check(CLI::Range(1, 65536))
-        ->capture_default_str();
   if (!variants_.empty()) {
     std::vector<std::string> names = variants_;
     names.insert(names.begin(), "all");

@@ -66,11 +66,9 @@ struct SizeForDevice {
 struct ChapterConfig {
   int64_t size = 64;
   SizeForDevice size_for_device;
-  int64_t batch = 1;       // leading axis of x, w, b; the memory check counts batch*N*N
-  std::string batch_help;  // non-empty: main() adds --batch B (1..65536) with this help
-  std::string size_help = "matrix size N (N x N matrices)";  // --size's line in --help
-  std::string dtype = "auto";                                // auto | bf16 | fp16 | fp32
-  std::string device = "auto";                               // auto | cpu | cuda
+  int64_t batch = 1;  // leading axis B of x, w, b (chapter 03 adds --batch): the memory check counts B*N*N
+  std::string dtype = "auto";   // auto | bf16 | fp16 | fp32
+  std::string device = "auto";  // auto | cpu | cuda
   std::string schedule = "1,1,3,1";
   int warmup_iters = 0;       // untimed iterations a chapter runs before profiling (--warmup-iters)
   std::filesystem::path out;  // default: out/<chapter name>
