@@ -114,7 +114,11 @@ def functions(path):
                     first, name = head
                     body = lines[start + 1 : k]
                     rows = sum(1 for b in body if b.strip().startswith("{") and b.strip().endswith(("},", "}")))
-                    table = len(body) > 0 and rows >= 0.4 * len(body)
+                    code = [b.strip() for b in body if b.strip()]
+                    # a table: rows of braces, or one static initializer list and its return
+                    one_init = len(code) >= 2 and code[0].startswith("static const") and code[0].endswith("= {") \
+                        and code[-1].startswith("return ") and code[-2] in ("};", "}();")
+                    table = len(body) > 0 and (rows >= 0.4 * len(body) or one_init)
                     found.append((k - first + 1, name, first + 1, table))
     return found
 
