@@ -49,17 +49,24 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
     try {
-      if (a == "--config") cfg_name = value();
-      else if (a == "--prompt") prompt = std::stoll(value());
-      else if (a == "--new-tokens") new_tokens = std::stoll(value());
-      else if (a == "--repeats") repeats = std::stoll(value());
-      else if (a == "--json") json_path = value();
-      else return usage("unknown argument '" + a + "'");
+      if (a == "--config")
+        cfg_name = value();
+      else if (a == "--prompt")
+        prompt = std::stoll(value());
+      else if (a == "--new-tokens")
+        new_tokens = std::stoll(value());
+      else if (a == "--repeats")
+        repeats = std::stoll(value());
+      else if (a == "--json")
+        json_path = value();
+      else
+        return usage("unknown argument '" + a + "'");
     } catch (const std::exception&) {
       return usage("'" + a + "' needs a number");
     }
   }
-  if (prompt < 1 || new_tokens < 2 || repeats < 1) return usage("--prompt >= 1, --new-tokens >= 2, --repeats >= 1");
+  if (prompt < 1 || new_tokens < 2 || repeats < 1)
+    return usage("--prompt >= 1, --new-tokens >= 2, --repeats >= 1");
   llm::Config cfg;
   try {
     cfg = llm::config(cfg_name);
@@ -67,7 +74,8 @@ int main(int argc, char** argv) {
     return usage(e.what());
   }
   if (!wb::cuda_available()) {
-    std::cerr << "bench_llm_decode: needs a CUDA device (the graph and the bandwidth bound are GPU figures)\n";
+    std::cerr
+        << "bench_llm_decode: needs a CUDA device (the graph and the bandwidth bound are GPU figures)\n";
     return 2;
   }
   torch::NoGradGuard no_grad;
@@ -133,14 +141,17 @@ int main(int argc, char** argv) {
     model.set_fused(false);
   }
   const double e = median(eager), g = median(graph), gf = median(fused);
-  std::printf("bench_llm_decode: %s (%.3f B parameters), batch 1, %lld new tokens after a %lld-token prompt, bf16\n",
-              cfg.name.c_str(), llm::parameters(cfg) / 1e9, static_cast<long long>(new_tokens),
-              static_cast<long long>(prompt));
-  std::printf("  copy bandwidth %.0f GB/s; weights read per step %.3f GB; bound %.3f ms/token (%.0f tokens/s)\n",
-              bw_gbps, read_bytes / 1e9, bound_ms, 1e3 / bound_ms);
-  std::printf("  C++ eager  %8.3f ms/token  %7.1f tokens/s  %5.1f%% of the bound\n", e, 1e3 / e, 100 * bound_ms / e);
-  std::printf("  C++ graph  %8.3f ms/token  %7.1f tokens/s  %5.1f%% of the bound  (%.2fx eager)\n", g, 1e3 / g,
-              100 * bound_ms / g, e / g);
+  std::printf(
+      "bench_llm_decode: %s (%.3f B parameters), batch 1, %lld new tokens after a %lld-token prompt, bf16\n",
+      cfg.name.c_str(), llm::parameters(cfg) / 1e9, static_cast<long long>(new_tokens),
+      static_cast<long long>(prompt));
+  std::printf(
+      "  copy bandwidth %.0f GB/s; weights read per step %.3f GB; bound %.3f ms/token (%.0f tokens/s)\n",
+      bw_gbps, read_bytes / 1e9, bound_ms, 1e3 / bound_ms);
+  std::printf("  C++ eager  %8.3f ms/token  %7.1f tokens/s  %5.1f%% of the bound\n", e, 1e3 / e,
+              100 * bound_ms / e);
+  std::printf("  C++ graph  %8.3f ms/token  %7.1f tokens/s  %5.1f%% of the bound  (%.2fx eager)\n", g,
+              1e3 / g, 100 * bound_ms / g, e / g);
   std::printf("  C++ graph, fused  %8.3f ms/token  %7.1f tokens/s  %5.1f%% of the bound  (%.2fx eager)\n", gf,
               1e3 / gf, 100 * bound_ms / gf, e / gf);
   if (!json_path.empty()) {

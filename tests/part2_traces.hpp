@@ -162,10 +162,10 @@ inline wb::Status status(const wb::LessonsReport& r, const std::string& id) {
   throw std::runtime_error("no fact " + id + " in the report for " + r.chapter);
 }
 
-inline const wb::Problem kMlpGpu{3072, 1, 2, 8192, 768};
-inline const wb::Problem kMlpCpu{1024, 1, 4, 512, 256};
-inline const wb::Problem kLinearGpu{64, 1, 2, 1024, 32};
-inline const wb::Problem kLinearCpu{64, 1, 4, 1024, 32};
+inline const wb::Problem kMlpGpu = wb::Problem::gemm(/*m=*/8192, /*k=*/768, /*n=*/3072, 2);
+inline const wb::Problem kMlpCpu = wb::Problem::gemm(/*m=*/512, /*k=*/256, /*n=*/1024, 4);
+inline const wb::Problem kLinearGpu = wb::Problem::gemm(/*m=*/1024, /*k=*/32, /*n=*/64, 2);
+inline const wb::Problem kLinearCpu = wb::Problem::gemm(/*m=*/1024, /*k=*/32, /*n=*/64, 4);
 
 // Every lesson of a report holds, and at least one was judged.
 inline void all_pass(const wb::LessonsReport& r) {

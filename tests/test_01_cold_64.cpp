@@ -181,7 +181,7 @@ wb::Trace recorded(const std::string& chapter) {
 wb::LessonsReport judge(const wb::Trace& t, const char* spec) {
   const wb::TraceModel m(t);
   wb::FactOptions fo;
-  fo.problem = {64, 1, 2};
+  fo.problem = wb::Problem::square(64, 1, 2);
   return wb::check_lessons(m, *wb::find_lesson_spec(spec), fo);
 }
 wb::Status status_of(const wb::LessonsReport& r, const std::string& id) {

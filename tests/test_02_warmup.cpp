@@ -26,14 +26,14 @@ double first_over_rest(const chapter_runner::Result& r) {
 wb::LessonsReport spec_on(const wb::Trace& t, int64_t n = 64) {
   const wb::TraceModel m(t);
   wb::FactOptions o;
-  o.problem = {n, 1, 2};
+  o.problem = wb::Problem::square(n, 1, 2);
   return wb::check_lessons(m, *wb::find_lesson_spec(kChapter), o);
 }
 
 wb::LessonsReport spec_on(const wb::Trace& t, const std::string& spec, int64_t n = 64) {
   const wb::TraceModel m(t);
   wb::FactOptions o;
-  o.problem = {n, 1, 2};
+  o.problem = wb::Problem::square(n, 1, 2);
   return wb::check_lessons(m, *wb::find_lesson_spec(spec), o);
 }
 

@@ -48,7 +48,7 @@ Pair read_pair(const fs::path& batched, const fs::path& flat) {
 wb::Fact chain(const Pair& p, int64_t batch = 8, int dtype_bytes = 2) {
   const wb::TraceModel mb(p.batched), mf(p.flat);
   wb::FactOptions o;
-  o.problem = {64, batch, dtype_bytes};
+  o.problem = wb::Problem::square(64, batch, dtype_bytes);
   o.reference = &mf;
   o.reference_label = "2-D";
   return wb::apply_pattern(wb::compute_fact("batch_chain", mb, o), spec_pattern("batch_chain"), p.batched,
@@ -169,7 +169,7 @@ TEST_CASE("ch03 on Python's CPU traces: bmm vs mm, and the check fails on the wr
   // (where it applies on every platform) a failure, not a quiet n/a.
   const wb::TraceModel mb(p.batched);
   wb::FactOptions o;
-  o.problem = {64, 8, 4};
+  o.problem = wb::Problem::square(64, 8, 4);
   const wb::LessonsReport alone = wb::check_lessons(mb, *wb::find_lesson_spec(kChapter), o);
   for (const auto& f : alone.facts)
     if (f.id == "batch_chain") {
@@ -182,7 +182,7 @@ TEST_CASE("ch03 on Python's CPU traces: bmm vs mm, and the check fails on the wr
     const wb::Trace t = wb::read_trace(fixtures::data_dir() / file);
     const wb::TraceModel m(t);
     wb::FactOptions fo;
-    fo.problem = {64, 8, 4};
+    fo.problem = wb::Problem::square(64, 8, 4);
     const auto rep = wb::check_lessons(m, *wb::find_lesson_spec("03_batched_bmm"), fo);
     for (const auto& f : rep.facts)
       if (f.id == "dispatch_chain") return f.status;
@@ -255,7 +255,7 @@ TEST_CASE("ch03 on the recorded H200 run", "[ch03][h200][cpu]") {
   const Pair p = read_pair(path, flat_path);
   const wb::TraceModel m(p.batched), mf(p.flat);
   wb::FactOptions o;
-  o.problem = {64, 8, 2};
+  o.problem = wb::Problem::square(64, 8, 2);
   o.reference = &mf;
   const auto rep = wb::check_lessons(m, *wb::find_lesson_spec(kChapter), o);
   INFO(wb::render_lessons(rep, wb::Format::Text));

@@ -40,7 +40,7 @@ wb::LessonsReport spec_on(const wb::Trace& t, int64_t n, const std::string& spec
                           int dtype_bytes = 2) {
   const wb::TraceModel m(t);
   wb::FactOptions o;
-  o.problem = {n, 1, dtype_bytes};
+  o.problem = wb::Problem::square(n, 1, dtype_bytes);
   return wb::check_lessons(m, *wb::find_lesson_spec(spec), o);
 }
 

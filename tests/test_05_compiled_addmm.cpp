@@ -193,7 +193,7 @@ wb::VariantRun* run_of(std::vector<wb::VariantRun>& runs, const std::string& nam
   return nullptr;
 }
 
-const wb::Problem k64{64, 1, 2};
+const wb::Problem k64 = wb::Problem::square(64, 1, 2);
 
 // The H200 runs with `variant`'s trace replaced by eager's: lesson `id` fails, its verdict naming `says`.
 void fails_with_eager_trace(const std::string& variant, const std::string& id, const std::string& says) {
@@ -285,7 +285,7 @@ TEST_CASE("ch05: cpu_per_step: a graph only 3x cheaper fails at 64, is not judge
 
   runs = h200_runs();
   run_of(runs, "graph")->cpu_us = 13;
-  const auto& f = fact(wb::check_across(runs, {4096, 1, 2}), "cpu_per_step");
+  const auto& f = fact(wb::check_across(runs, wb::Problem::square(4096, 1, 2)), "cpu_per_step");
   CHECK(f.status == Status::Pass);  // only aoti > addmm is judged at 4096
   CHECK_THAT(f.verdict, ContainsSubstring("aoti_over_addmm"));
 }
@@ -330,7 +330,7 @@ TEST_CASE("ch05: on a CPU trace the GPU lessons are not applicable, the one-op l
   g.name = "graph";
   g.unavailable = "not applicable on CPU";
   runs.push_back(g);
-  const auto rep = wb::check_across(runs, {64, 1, 4});
+  const auto rep = wb::check_across(runs, wb::Problem::square(64, 1, 4));
   CHECK(fact(rep, "one_op").status == Status::Pass);
   for (const char* id : {"launches", "same_gemm", "cpu_per_step", "aoti_waits", "census_vs_kineto"})
     CHECK(fact(rep, id).status == Status::NotApplicable);
@@ -386,9 +386,9 @@ TEST_CASE("ch05: live CPU: eager keeps matmul + add, addmm is one op; the check 
                    dir);
   auto a =
       profile(wb::step_variant("addmm", "addmm", [in, y] { *y = torch::addmm(in[2], in[0], in[1]); }), dir);
-  CHECK(fact(wb::check_across({e, a}, {64, 1, 4}), "one_op").status == Status::Pass);
+  CHECK(fact(wb::check_across({e, a}, wb::Problem::square(64, 1, 4)), "one_op").status == Status::Pass);
   a.trace = e.trace;  // the eager trace presented as the rewrite
-  CHECK(fact(wb::check_across({e, a}, {64, 1, 4}), "one_op").status == Status::Fail);
+  CHECK(fact(wb::check_across({e, a}, wb::Problem::square(64, 1, 4)), "one_op").status == Status::Fail);
 }
 
 TEST_CASE("ch05: live: a step that throws is unavailable, with the error", "[ch05][cpu]") {
@@ -438,7 +438,7 @@ TEST_CASE("ch05: live: the AOTI package built with this build computes x @ w + b
     const auto v = wb::aoti_variant("aoti", pkg, in);
     CHECK(v.generated_call == pkg.generated_call);
     const auto r = profile(v, proc::scratch("ch05_aoti"));
-    CHECK(fact(wb::check_across({r}, {96, 1, 4}), "one_op").status == Status::Pass);
+    CHECK(fact(wb::check_across({r}, wb::Problem::square(96, 1, 4)), "one_op").status == Status::Pass);
   }
 }
 
@@ -612,7 +612,8 @@ Recorded recorded_runs(const std::string& platform) {
     if (!r.unavailable.empty() || r.trace || r.cpu_us > 0) rec.runs.push_back(std::move(r));
   }
   const auto& pj = j.at("options").at("problem");
-  rec.problem = {pj.at("n").get<int64_t>(), pj.at("batch").get<int64_t>(), pj.at("dtype_bytes").get<int>()};
+  rec.problem = wb::Problem::square(pj.at("n").get<int64_t>(), pj.at("batch").get<int64_t>(),
+                                    pj.at("dtype_bytes").get<int>());
   return rec;
 }
 

@@ -26,8 +26,8 @@ using wb::Status;
 namespace {
 
 const char* kPhases[] = {"prefill", "decode", "decode_cat"};
-const wb::Problem kTiny{256, 1, 4, 1, 256};
-const wb::Problem k1b{2048, 1, 2, 1, 2048};
+const wb::Problem kTiny = wb::Problem::gemm(/*m=*/1, /*k=*/256, /*n=*/256, /*dtype_bytes=*/4);
+const wb::Problem k1b = wb::Problem::gemm(/*m=*/1, /*k=*/2048, /*n=*/2048, /*dtype_bytes=*/2);
 
 std::string annotation(const std::string& phase) { return phase; }
 
@@ -35,7 +35,7 @@ std::string annotation(const std::string& phase) { return phase; }
 
 TEST_CASE("the configurations: TinyLlama-1.1B's parameter count, and tiny's", "[ch09][cpu]") {
   const llm::Config b = llm::config("1b");
-  CHECK(llm::parameters(b) == 1100048384);                // TinyLlama-1.1B's published count
+  CHECK(llm::parameters(b) == 1100048384);                 // TinyLlama-1.1B's published count
   CHECK(llm::parameters_read_per_token(b) == 1034512384);  // all but the 65.5 M-row embedding
   CHECK(b.qkv_out() == (32 + 2 * 4) * 64);
   const llm::Config t = llm::config("tiny");
@@ -98,8 +98,8 @@ TEST_CASE("static cache, cat cache and the graph-safe masked step compute the sa
 }
 
 TEST_CASE("chapter 09 CPU edition, live: every phase passes its lessons", "[ch09][cpu]") {
-  const auto r = chapter_runner::run("09_llm_prefill_decode",
-                                     {"--device", "cpu", "--check", "--prompt", "128", "--new-tokens", "8"}, "cpu");
+  const auto r = chapter_runner::run(
+      "09_llm_prefill_decode", {"--device", "cpu", "--check", "--prompt", "128", "--new-tokens", "8"}, "cpu");
   INFO(r.out << r.err);
   REQUIRE(r.rc == 0);
   for (const char* ph : kPhases) {
@@ -113,10 +113,14 @@ TEST_CASE("chapter 09 CPU edition, live: every phase passes its lessons", "[ch09
   const wb::Trace pre = wb::read_trace(r.dir / "prefill" / "trace.json");
   const wb::Trace dec = wb::read_trace(r.dir / "decode" / "trace.json");
   const wb::Trace cat = wb::read_trace(r.dir / "decode_cat" / "trace.json");
-  CHECK(status(judge(dec, "09_llm_prefill_decode/decode_cat", kTiny, "decode"), "work_per_step") == Status::Fail);
-  CHECK(status(judge(dec, "09_llm_prefill_decode/decode_cat", kTiny, "decode"), "dispatch_chain") == Status::Fail);
-  CHECK(status(judge(cat, "09_llm_prefill_decode/decode", kTiny, "decode_cat"), "dispatch_chain") == Status::Fail);
-  CHECK(status(judge(pre, "09_llm_prefill_decode/decode_cat", kTiny, "prefill"), "work_per_step") == Status::Fail);
+  CHECK(status(judge(dec, "09_llm_prefill_decode/decode_cat", kTiny, "decode"), "work_per_step") ==
+        Status::Fail);
+  CHECK(status(judge(dec, "09_llm_prefill_decode/decode_cat", kTiny, "decode"), "dispatch_chain") ==
+        Status::Fail);
+  CHECK(status(judge(cat, "09_llm_prefill_decode/decode", kTiny, "decode_cat"), "dispatch_chain") ==
+        Status::Fail);
+  CHECK(status(judge(pre, "09_llm_prefill_decode/decode_cat", kTiny, "prefill"), "work_per_step") ==
+        Status::Fail);
 }
 
 TEST_CASE("chapter 09's lessons fail on another chapter's recording", "[ch09][cpu]") {
@@ -142,10 +146,12 @@ TEST_CASE("chapter 09's lessons fail on another chapter's recording", "[ch09][cp
 }
 
 TEST_CASE("chapter 09 refuses bad flags before any work", "[ch09][cpu]") {
-  const auto a = chapter_runner::run("09_llm_prefill_decode", {"--device", "cpu", "--config", "7b"}, "bad_cfg");
+  const auto a =
+      chapter_runner::run("09_llm_prefill_decode", {"--device", "cpu", "--config", "7b"}, "bad_cfg");
   CHECK(a.rc == 2);
-  const auto b = chapter_runner::run("09_llm_prefill_decode",
-                                     {"--device", "cpu", "--new-tokens", "3", "--schedule", "1,1,3,1"}, "bad_steps");
+  const auto b =
+      chapter_runner::run("09_llm_prefill_decode",
+                          {"--device", "cpu", "--new-tokens", "3", "--schedule", "1,1,3,1"}, "bad_steps");
   CHECK(b.rc == 2);
   CHECK_THAT(b.err, ContainsSubstring("--new-tokens"));
 }

@@ -25,13 +25,14 @@ using part2::status;
 using wb::Status;
 
 namespace {
-const wb::Problem kTiny{256, 1, 4, 1, 256};
-const wb::Problem k1b{2048, 1, 2, 1, 2048};
+const wb::Problem kTiny = wb::Problem::gemm(/*m=*/1, /*k=*/256, /*n=*/256, /*dtype_bytes=*/4);
+const wb::Problem k1b = wb::Problem::gemm(/*m=*/1, /*k=*/2048, /*n=*/2048, /*dtype_bytes=*/2);
 }  // namespace
 
 TEST_CASE("chapter 10 CPU edition, live: eager passes, the graph is refused by name", "[ch10][cpu]") {
-  const auto r = chapter_runner::run("10_llm_decode_graphs",
-                                     {"--device", "cpu", "--check", "--prompt", "64", "--compare-tokens", "4"}, "cpu");
+  const auto r =
+      chapter_runner::run("10_llm_decode_graphs",
+                          {"--device", "cpu", "--check", "--prompt", "64", "--compare-tokens", "4"}, "cpu");
   INFO(r.out << r.err);
   REQUIRE(r.rc == 0);
   const auto eager = part2::variant_lessons(r, "eager");
@@ -46,10 +47,12 @@ TEST_CASE("chapter 10 CPU edition, live: eager passes, the graph is refused by n
   CHECK(on_07.passed == 0);  // every lesson a CPU trace can judge fails on it
   CHECK(!on_07.ok());
 
-  const auto g = chapter_runner::run("10_llm_decode_graphs", {"--device", "cpu", "--variant", "graph"}, "cpu_graph");
+  const auto g =
+      chapter_runner::run("10_llm_decode_graphs", {"--device", "cpu", "--variant", "graph"}, "cpu_graph");
   CHECK(g.rc == 2);
   CHECK_THAT(g.err, ContainsSubstring("CUDA"));
-  const auto b = chapter_runner::run("10_llm_decode_graphs", {"--device", "cpu", "--batches", "1,x"}, "bad_batches");
+  const auto b =
+      chapter_runner::run("10_llm_decode_graphs", {"--device", "cpu", "--batches", "1,x"}, "bad_batches");
   CHECK(b.rc == 2);
 }
 
@@ -89,7 +92,8 @@ TEST_CASE("the graph computes what eager computes: teacher-forced logits in bf16
     }
     const auto eg = llm::compare_logits(torch::stack(eager), torch::stack(graph));
     const auto mg = llm::compare_logits(torch::stack(masked), torch::stack(graph));
-    WARN(name << ": eager vs graph: rel " << eg.rel << " cosine " << eg.cosine << " argmax " << eg.argmax_agree);
+    WARN(name << ": eager vs graph: rel " << eg.rel << " cosine " << eg.cosine << " argmax "
+              << eg.argmax_agree);
     WARN(name << ": masked eager vs graph: rel " << mg.rel << " cosine " << mg.cosine);
     CHECK(eg.rel <= 0.05);
     CHECK(eg.cosine >= 0.995);
@@ -100,7 +104,8 @@ TEST_CASE("the graph computes what eager computes: teacher-forced logits in bf16
     CHECK(mg.rel <= 0.02);
     CHECK(mg.cosine >= 0.9999);
     // The control: logits one token off fail the same tolerance.
-    const auto off = llm::compare_logits(torch::stack(eager).narrow(0, 1, N - 1), torch::stack(graph).narrow(0, 0, N - 1));
+    const auto off =
+        llm::compare_logits(torch::stack(eager).narrow(0, 1, N - 1), torch::stack(graph).narrow(0, 0, N - 1));
     CHECK(off.rel > 0.05);
     CHECK(off.cosine < 0.995);
     // The graph's greedy next token is its logits' argmax.
@@ -136,7 +141,8 @@ TEST_CASE("chapter 10 on the GPU, live: eager and graph pass their lessons", "[c
     CHECK(l["summary"]["failed"] == 0);
   }
   // The graph's trace fails the eager lessons and back.
-  const wb::Trace e = wb::read_trace(r.dir / "eager" / "trace.json"), g = wb::read_trace(r.dir / "graph" / "trace.json");
+  const wb::Trace e = wb::read_trace(r.dir / "eager" / "trace.json"),
+                  g = wb::read_trace(r.dir / "graph" / "trace.json");
   CHECK(status(judge(g, "10_llm_decode_graphs/eager", k1b, "decode"), "work_per_step") == Status::Fail);
   CHECK(status(judge(e, "10_llm_decode_graphs/graph", k1b, "decode"), "work_per_step") == Status::Fail);
   CHECK(status(judge(e, "10_llm_decode_graphs/graph", k1b, "decode"), "overhead_bound") == Status::Fail);
@@ -158,7 +164,9 @@ TEST_CASE("chapter 10's recordings pass their lessons; the graph's fail eager's"
       const wb::Trace tr = wb::read_trace(t);
       part2::all_pass(judge(tr, "10_llm_decode_graphs/" + v, p, "decode"));
       if (platform == "h200")
-        CHECK(judge(tr, std::string("10_llm_decode_graphs/") + (v == "eager" ? "graph" : "eager"), p, "decode").failed >= 1);
+        CHECK(
+            judge(tr, std::string("10_llm_decode_graphs/") + (v == "eager" ? "graph" : "eager"), p, "decode")
+                .failed >= 1);
       if (platform == "h200" && v == "graph")
         CHECK(judge(tr, "10_llm_decode_graphs/graph_fused", p, "decode").failed >= 1);
     }
@@ -166,6 +174,6 @@ TEST_CASE("chapter 10's recordings pass their lessons; the graph's fail eager's"
   // Chapter 09's cat trace fails chapter 10's eager lessons (cat, no mask).
   const fs::path cat = chapter_runner::recorded_trace("cpu", "09_llm_prefill_decode/decode_cat");
   if (!cat.empty())
-    CHECK(status(judge(wb::read_trace(cat), "10_llm_decode_graphs/eager", kTiny, "decode_cat"), "dispatch_chain") ==
-          Status::Fail);
+    CHECK(status(judge(wb::read_trace(cat), "10_llm_decode_graphs/eager", kTiny, "decode_cat"),
+                 "dispatch_chain") == Status::Fail);
 }

@@ -76,8 +76,9 @@ TEST_CASE("parse_table_calls rejects what is not a table", "[lessons][cpu]") {
 
 TEST_CASE("a run that matches the reference", "[lessons][cpu]") {
   TempDir tmp;
-  write_run(tmp.path / "run", "h200_64_cold.json", "01_cold_64", {64, 1, 2});
-  write_run(tmp.path / "expected" / "h200" / "01_cold_64", "h200_64_cold.json", "01_cold_64", {64, 1, 2});
+  write_run(tmp.path / "run", "h200_64_cold.json", "01_cold_64", wb::Problem::square(64, 1, 2));
+  write_run(tmp.path / "expected" / "h200" / "01_cold_64", "h200_64_cold.json", "01_cold_64",
+            wb::Problem::square(64, 1, 2));
   wb::CompareOptions o;
   o.chapter = "01_cold_64";
   o.expected_root = tmp.path / "expected";
@@ -100,10 +101,10 @@ TEST_CASE("a run that matches the reference", "[lessons][cpu]") {
 
 TEST_CASE("a run that differs: lessons and table rows are flagged", "[lessons][cpu]") {
   TempDir tmp;
-  write_run(tmp.path / "run", "h200_64_cold.json", "01_cold_64", {64, 1, 2});
+  write_run(tmp.path / "run", "h200_64_cold.json", "01_cold_64", wb::Problem::square(64, 1, 2));
   // Reference: a 4096 trace under chapter 01 (not overhead-bound), and a doctored table.
   const fs::path ref = tmp.path / "expected" / "h200" / "01_cold_64";
-  write_run(ref, "h200_4096_warm.json.gz", "01_cold_64", {64, 1, 2});
+  write_run(ref, "h200_4096_warm.json.gz", "01_cold_64", wb::Problem::square(64, 1, 2));
   wb::CompareOptions o;
   o.chapter = "01_cold_64";
   o.expected_root = tmp.path / "expected";
@@ -124,9 +125,9 @@ TEST_CASE("a run that differs: lessons and table rows are flagged", "[lessons][c
 
 TEST_CASE("a call count that differs is flagged, times are ignored", "[lessons][cpu]") {
   TempDir tmp;
-  write_run(tmp.path / "run", "h200_64_cold.json", "01_cold_64", {64, 1, 2});
+  write_run(tmp.path / "run", "h200_64_cold.json", "01_cold_64", wb::Problem::square(64, 1, 2));
   const fs::path ref = tmp.path / "expected" / "h200" / "01_cold_64";
-  write_run(ref, "h200_64_cold.json", "01_cold_64", {64, 1, 2});
+  write_run(ref, "h200_64_cold.json", "01_cold_64", wb::Problem::square(64, 1, 2));
   // Same names, other times: still the same. One call count changed: flagged.
   std::string table = slurp(ref / "table.txt");
   const auto pos = table.find("aten::mm");
@@ -152,7 +153,7 @@ TEST_CASE("a call count that differs is flagged, times are ignored", "[lessons][
 
 TEST_CASE("missing or corrupt reference output gives a clear error", "[lessons][cpu]") {
   TempDir tmp;
-  write_run(tmp.path / "run", "h200_64_cold.json", "01_cold_64", {64, 1, 2});
+  write_run(tmp.path / "run", "h200_64_cold.json", "01_cold_64", wb::Problem::square(64, 1, 2));
   fs::create_directories(tmp.path / "expected" / "cpu");
   wb::CompareOptions o;
   o.chapter = "01_cold_64";

@@ -298,9 +298,9 @@ TEST_CASE("the catalog: at least two exercises per chapter, ten in all, files in
       CHECK_THAT(slurp(sol), !ContainsSubstring("TODO(" + e.id + ")"));
     }
   }
-  for (const char* ch : {"01_cold_64", "02_warmup", "03_batched_bmm", "04_compute_bound_4096",
-                         "05_compiled_addmm", "06_linear", "07_geglu_mlp", "09_llm_prefill_decode",
-                         "10_llm_decode_graphs"}) {
+  for (const char* ch :
+       {"01_cold_64", "02_warmup", "03_batched_bmm", "04_compute_bound_4096", "05_compiled_addmm",
+        "06_linear", "07_geglu_mlp", "09_llm_prefill_decode", "10_llm_decode_graphs"}) {
     INFO(ch);
     CHECK(per_chapter[ch] >= 2);
   }
@@ -437,7 +437,7 @@ TEST_CASE("tflops_answer: within 5% of the lesson's throughput, or not", "[exerc
   const wb::Trace trace = wb::read_trace(t);
   const wb::TraceModel m(trace);
   wb::FactOptions o;
-  o.problem = {4096, 1, 2};
+  o.problem = wb::Problem::square(4096, 1, 2);
   const double lesson = wb::compute_fact("throughput", m, o).data.at("gemm_tflops").get<double>();
   REQUIRE(lesson > 100);
   const json v = exercise::variation(ex("ex04.1"), "");
@@ -657,7 +657,7 @@ TEST_CASE("gaming: ex04.1 with a hard-coded number fails on the probe", "[exerci
   const fs::path t = kData / "h200_4096_warm.json.gz";
   const wb::Trace trace = wb::read_trace(t);
   wb::FactOptions o;
-  o.problem = {4096, 1, 2};
+  o.problem = wb::Problem::square(4096, 1, 2);
   const double lesson =
       wb::compute_fact("throughput", wb::TraceModel(trace), o).data.at("gemm_tflops").get<double>();
   // A function that returns 800 (the H200's number, within 5% of this trace) for any input.
@@ -965,7 +965,8 @@ TEST_CASE("no leaked answers: headers, READMEs, stubs and first hints", "[exerci
       {"ex09.1", "index_copy_(2, positions"},
       {"ex09.2", "at::rms_norm(x"},
       {"ex10.1", "graph->capture_begin();"},
-      {"ex10.2", "addmm(x, a, w.t())"},  // the op the learner is to find, as a README's exercise title once gave it
+      {"ex10.2",
+       "addmm(x, a, w.t())"},  // the op the learner is to find, as a README's exercise title once gave it
   };
   std::vector<fs::path> read_first = {kRoot / "exercises" / "common" / "exercise.hpp",
                                       kRoot / "exercises" / "README.md", kRoot / "README.md"};

@@ -68,7 +68,8 @@ TEST_CASE("inspect a real Python CPU trace", "[tools][cpu]") {
 }
 
 TEST_CASE("inspect a synthetic GPU trace: overhead-bound, idle sync, no artefacts", "[tools][cpu]") {
-  const wb::LessonsReport r = inspect(fixtures::make_trace({}), {"matmul_add", {64, 1, 2}, 1.5});
+  const wb::LessonsReport r =
+      inspect(fixtures::make_trace({}), {"matmul_add", wb::Problem::square(64, 1, 2), 1.5});
   CHECK(find(r, "overhead_bound").status == Status::Pass);
   CHECK(find(r, "end_sync").status == Status::Pass);
   CHECK(find(r, "launch_latency").status == Status::Fail);
@@ -82,7 +83,7 @@ TEST_CASE("inspect a synthetic GPU trace: overhead-bound, idle sync, no artefact
 
 TEST_CASE("inspect a compute-bound gz trace read from disk", "[tools][cpu]") {
   const wb::Trace t = wb::read_trace(fixtures::data_dir() / "h200_4096_warm.json.gz");
-  const wb::LessonsReport r = inspect(t, {"matmul_add", {4096, 1, 2}, 1.5});
+  const wb::LessonsReport r = inspect(t, {"matmul_add", wb::Problem::square(4096, 1, 2), 1.5});
   CHECK(find(r, "overhead_bound").status == Status::Fail);
   CHECK(find(r, "launch_latency").status == Status::Pass);
   CHECK(find(r, "copies_next_to_launch").status == Status::Pass);  // cuBLAS's memset

@@ -66,7 +66,7 @@ TEST_CASE("CPU-only trace: GPU facts are not applicable, with a reason", "[lesso
   const wb::Trace t = fixture("py_cpu_64.json");
   for (const char* id : {"overhead_bound", "launch_path", "copies_next_to_launch", "kernel_footprint",
                          "launch_latency", "end_sync", "kernel_durations", "throughput"}) {
-    const wb::Fact f = fact(t, id, {"matmul_add", {64, 1, 2}, 1.5});
+    const wb::Fact f = fact(t, id, {"matmul_add", wb::Problem::square(64, 1, 2), 1.5});
     INFO(id);
     CHECK(f.status == Status::NotApplicable);
     CHECK_FALSE(f.measured);
@@ -234,21 +234,22 @@ TEST_CASE("profiler_artefacts: one-time setup of the first GEMM of a process", "
 
 TEST_CASE("throughput: % of the device's peak, unknown peak and unknown size", "[lessons][cpu]") {
   const wb::Trace t = fixture("h200_4096_warm.json.gz");
-  const wb::Fact f = fact(t, "throughput", {"matmul_add", {4096, 1, 2}, 1.5});
+  const wb::Fact f = fact(t, "throughput", {"matmul_add", wb::Problem::square(4096, 1, 2), 1.5});
   CHECK(f.status == Status::Pass);
   CHECK(f.data["gemm_pct_of_peak"].get<double>() > 50);
   CHECK(f.data["gemm_pct_of_peak"].get<double>() < 100);
   CHECK(f.data["elementwise_pct_of_peak"].get<double>() < 100);
   CHECK_THAT(f.data["peak"]["source"].get<std::string>(), ContainsSubstring("H200"));
 
-  const wb::Fact small = fact(t, "throughput", {"matmul_add", {64, 1, 2}, 1.5});
+  const wb::Fact small = fact(t, "throughput", {"matmul_add", wb::Problem::square(64, 1, 2), 1.5});
   CHECK(small.status == Status::Fail);  // the same times, 64^3 work: far from peak
 
   CHECK(fact(t, "throughput").status == Status::NotApplicable);  // no problem size
 
   Scenario odd;
   odd.device = "Imaginary GPU 9000";
-  const wb::Fact unknown = fact(fixtures::make_trace(odd), "throughput", {"matmul_add", {64, 1, 2}, 1.5});
+  const wb::Fact unknown =
+      fact(fixtures::make_trace(odd), "throughput", {"matmul_add", wb::Problem::square(64, 1, 2), 1.5});
   CHECK(unknown.status == Status::NotApplicable);
   CHECK_THAT(unknown.verdict, ContainsSubstring("unknown peak"));
   CHECK(unknown.data.contains("gemm_tflops"));  // measured all the same
@@ -289,8 +290,8 @@ TEST_CASE("apply_pattern: scopes, sizes, missing keys, contains", "[lessons][cpu
 
   wb::Pattern sized = hopper;
   sized.all[0].only_n = 64;
-  CHECK(wb::apply_pattern(f, sized, h200, {64, 1, 2}).status == Status::Pass);
-  CHECK(wb::apply_pattern(f, sized, h200, {128, 1, 2}).status == Status::NotApplicable);
+  CHECK(wb::apply_pattern(f, sized, h200, wb::Problem::square(64, 1, 2)).status == Status::Pass);
+  CHECK(wb::apply_pattern(f, sized, h200, wb::Problem::square(128, 1, 2)).status == Status::NotApplicable);
 
   wb::Pattern missing{"x", "", {{"/no/such/key", Op::Gt, 0}}};
   const wb::Fact m = wb::apply_pattern(f, missing, h200);
@@ -320,13 +321,13 @@ TEST_CASE("chapter specs hold on traces shaped like the H200 runs", "[lessons][c
     const char* reference;
   };
   const Case cases[] = {
-      {"01_cold_64", "h200_64_cold.json", {64, 1, 2}, nullptr},
-      {"02_warmup", "h200_64_cold.json", {64, 1, 2}, nullptr},
+      {"01_cold_64", "h200_64_cold.json", wb::Problem::square(64, 1, 2), nullptr},
+      {"02_warmup", "h200_64_cold.json", wb::Problem::square(64, 1, 2), nullptr},
       // Chapter 03 compares its batched run with the 2-D one (batch_chain): the harness saves
       // that run as trace_2d.json next to trace.json.
-      {"03_batched_bmm", "h200_64_bmm.json", {64, 8, 2}, "h200_64_cold.json"},
-      {"04_compute_bound_4096", "h200_4096_warm.json.gz", {4096, 1, 2}, nullptr},
-      {"05_compiled_addmm", "h200_4096_addmm.json", {4096, 1, 2}, nullptr},
+      {"03_batched_bmm", "h200_64_bmm.json", wb::Problem::square(64, 8, 2), "h200_64_cold.json"},
+      {"04_compute_bound_4096", "h200_4096_warm.json.gz", wb::Problem::square(4096, 1, 2), nullptr},
+      {"05_compiled_addmm", "h200_4096_addmm.json", wb::Problem::square(4096, 1, 2), nullptr},
   };
   for (const auto& c : cases) {
     const wb::Trace t = fixture(c.trace);
@@ -357,38 +358,44 @@ TEST_CASE("chapter specs hold on traces shaped like the H200 runs", "[lessons][c
   }
   // Without its reference, chapter 03's comparison cannot be measured and, since it applies on
   // every platform, fails rather than stepping aside.
-  const wb::LessonsReport alone = chapter(fixture("h200_64_bmm.json"), "03_batched_bmm", {64, 8, 2});
+  const wb::LessonsReport alone =
+      chapter(fixture("h200_64_bmm.json"), "03_batched_bmm", wb::Problem::square(64, 8, 2));
   CHECK(find(alone, "batch_chain").status == Status::Fail);
   CHECK_THAT(find(alone, "batch_chain").verdict, ContainsSubstring("could not be measured"));
   // The CPU edition's lesson is left out of a GPU report, and judged on a CPU trace.
   const wb::LessonsReport gpu4 =
-      chapter(fixture("h200_4096_warm.json.gz"), "04_compute_bound_4096", {4096, 1, 2});
+      chapter(fixture("h200_4096_warm.json.gz"), "04_compute_bound_4096", wb::Problem::square(4096, 1, 2));
   CHECK(std::none_of(gpu4.facts.begin(), gpu4.facts.end(),
                      [](const wb::Fact& f) { return f.id == "cpu_shares"; }));
-  const wb::LessonsReport cpu4 = chapter(fixture("py_cpu_64.json"), "04_compute_bound_4096", {64, 1, 4});
+  const wb::LessonsReport cpu4 =
+      chapter(fixture("py_cpu_64.json"), "04_compute_bound_4096", wb::Problem::square(64, 1, 4));
   CHECK(find(cpu4, "cpu_shares").status == Status::Fail);  // 64x64 on a CPU: the overhead shows
   CHECK_FALSE(cpu4.ok());
 }
 
 TEST_CASE("chapter specs fail on the wrong trace", "[lessons][cpu]") {
   // The warm 4096 run is not overhead-bound: ch01's pattern must fail on it.
-  const wb::LessonsReport r1 = chapter(fixture("h200_4096_warm.json.gz"), "01_cold_64", {64, 1, 2});
+  const wb::LessonsReport r1 =
+      chapter(fixture("h200_4096_warm.json.gz"), "01_cold_64", wb::Problem::square(64, 1, 2));
   CHECK(find(r1, "overhead_bound").status == Status::Fail);
   CHECK(find(r1, "launch_latency").status == Status::Fail);
   CHECK_FALSE(r1.ok());
   // A 2-D trace fails the bmm pattern.
-  CHECK(find(chapter(fixture("h200_64_cold.json"), "03_batched_bmm", {64, 8, 2}), "dispatch_chain").status ==
-        Status::Fail);
+  CHECK(find(chapter(fixture("h200_64_cold.json"), "03_batched_bmm", wb::Problem::square(64, 8, 2)),
+             "dispatch_chain")
+            .status == Status::Fail);
   // A cold first call carries one-time setup: not what ch02 expects.
   const wb::LessonsReport r2 = chapter(fixture("h200_64_first_call.json"), "02_warmup");
   CHECK(find(r2, "profiler_artefacts").status == Status::Fail);
   CHECK(find(r2, "launch_path").status == Status::Fail);
   // 64x64 is not compute-bound.
-  const wb::LessonsReport r4 = chapter(fixture("h200_64_cold.json"), "04_compute_bound_4096", {4096, 1, 2});
+  const wb::LessonsReport r4 =
+      chapter(fixture("h200_64_cold.json"), "04_compute_bound_4096", wb::Problem::square(4096, 1, 2));
   CHECK(find(r4, "overhead_bound").status == Status::Fail);
   CHECK(find(r4, "launch_latency").status == Status::Fail);
   // Eager matmul + add is not addmm.
-  const wb::LessonsReport r5 = chapter(fixture("h200_4096_warm.json.gz"), "05_compiled_addmm", {4096, 1, 2});
+  const wb::LessonsReport r5 =
+      chapter(fixture("h200_4096_warm.json.gz"), "05_compiled_addmm", wb::Problem::square(4096, 1, 2));
   CHECK(find(r5, "dispatch_chain").status == Status::Fail);
   CHECK(find(r5, "copies_next_to_launch").status == Status::Fail);
 }
@@ -400,18 +407,25 @@ TEST_CASE("dispatch patterns on real Python CPU traces: mm, bmm, addmm", "[lesso
   CHECK_THAT(fact(bmm, "dispatch_chain").value, ContainsSubstring("aten::matmul > aten::bmm"));
   CHECK_THAT(fact(addmm, "dispatch_chain").value, ContainsSubstring("matmul_add > aten::addmm"));
 
-  CHECK(find(chapter(bmm, "03_batched_bmm", {64, 8, 4}), "dispatch_chain").status == Status::Pass);
-  CHECK(find(chapter(mm, "03_batched_bmm", {64, 8, 4}), "dispatch_chain").status == Status::Fail);
-  CHECK(find(chapter(bmm, "01_cold_64", {64, 1, 4}), "dispatch_chain").status == Status::Fail);
-  CHECK(find(chapter(addmm, "05_compiled_addmm", {64, 1, 4}), "dispatch_chain").status == Status::Pass);
-  CHECK(find(chapter(mm, "05_compiled_addmm", {64, 1, 4}), "dispatch_chain").status == Status::Fail);
+  CHECK(find(chapter(bmm, "03_batched_bmm", wb::Problem::square(64, 8, 4)), "dispatch_chain").status ==
+        Status::Pass);
+  CHECK(find(chapter(mm, "03_batched_bmm", wb::Problem::square(64, 8, 4)), "dispatch_chain").status ==
+        Status::Fail);
+  CHECK(find(chapter(bmm, "01_cold_64", wb::Problem::square(64, 1, 4)), "dispatch_chain").status ==
+        Status::Fail);
+  CHECK(find(chapter(addmm, "05_compiled_addmm", wb::Problem::square(64, 1, 4)), "dispatch_chain").status ==
+        Status::Pass);
+  CHECK(find(chapter(mm, "05_compiled_addmm", wb::Problem::square(64, 1, 4)), "dispatch_chain").status ==
+        Status::Fail);
 }
 
 TEST_CASE("chapter specs on other machines: Hopper-only patterns step aside", "[lessons][cpu]") {
-  const wb::LessonsReport a100 = chapter(fixture("a100_64_cold.json"), "01_cold_64", {64, 1, 2});
+  const wb::LessonsReport a100 =
+      chapter(fixture("a100_64_cold.json"), "01_cold_64", wb::Problem::square(64, 1, 2));
   INFO(wb::render_lessons(a100, wb::Format::Text));
   CHECK(a100.failed == 0);
-  const wb::LessonsReport cpu = chapter(fixture("py_cpu_64.json"), "01_cold_64", {64, 1, 2});
+  const wb::LessonsReport cpu =
+      chapter(fixture("py_cpu_64.json"), "01_cold_64", wb::Problem::square(64, 1, 2));
   CHECK(cpu.failed == 0);
   CHECK(cpu.passed == 2);  // dead window, dispatch chain
   CHECK(find(cpu, "overhead_bound").status == Status::NotApplicable);
@@ -423,7 +437,8 @@ TEST_CASE("chapter specs on other machines: Hopper-only patterns step aside", "[
 // tests/test_recordings.cpp (every recorded verdict recomputed, every recorded run passing).
 
 TEST_CASE("reports render as text, markdown and JSON, and JSON reads back", "[lessons][cpu]") {
-  const wb::LessonsReport r = chapter(fixture("h200_64_cold.json"), "01_cold_64", {64, 1, 2});
+  const wb::LessonsReport r =
+      chapter(fixture("h200_64_cold.json"), "01_cold_64", wb::Problem::square(64, 1, 2));
   const std::string text = wb::render_lessons(r, wb::Format::Text);
   CHECK_THAT(text, ContainsSubstring("[PASS] Overhead-bound vs compute-bound"));
   CHECK_THAT(text, ContainsSubstring("10 passed, 0 failed, 0 not applicable"));
@@ -507,7 +522,8 @@ TEST_CASE("peaks: the table is common/core/data/device_peaks.json; a broken one 
 TEST_CASE("lesson specs: chapters/NN_name/lessons.json; a broken one says where", "[lessons][cpu]") {
   // The compiled-in file: every entry read, shared lessons and same_as resolved.
   const auto& specs = wb::lesson_specs();
-  CHECK(specs.size() == 28);  // 18, the three Python traces of chapter 05 (issue 24), 08_memory (issue 26), chapters 09-10 (issue 27)
+  CHECK(specs.size() == 28);  // 18, the three Python traces of chapter 05 (issue 24), 08_memory (issue 26),
+                              // chapters 09-10 (issue 27)
   const wb::LessonSpec* addmm = wb::find_lesson_spec("05_compiled_addmm/addmm");
   const wb::LessonSpec* base = wb::find_lesson_spec("05_compiled_addmm");
   REQUIRE(addmm != nullptr);

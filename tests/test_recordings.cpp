@@ -220,7 +220,7 @@ TEST_CASE("recordings check: a report that matches passes; any change to it is f
   const wb::Trace t = wb::read_trace(dir / "trace.json"), t2 = wb::read_trace(dir / "trace_2d.json");
   const wb::TraceModel m(t), m2(t2);
   wb::FactOptions o;
-  o.problem = {64, 8, 2};
+  o.problem = wb::Problem::square(64, 8, 2);
   o.reference = &m2;
   o.reference_file = "trace_2d.json";
   o.reference_label = "2-D";

@@ -328,7 +328,8 @@ TEST_CASE("table: Python's memory columns, byte for byte, on every profile_memor
   // The two CPU recordings and the two H200 ones (tests/data/python/cuda_memory.PROVENANCE.txt);
   // a missing one is a failure, not a pass.
   REQUIRE(recs.size() >= 4);
-  REQUIRE(std::count_if(recs.begin(), recs.end(), [](const std::string& r) { return r.rfind("cuda", 0) == 0; }) >= 2);
+  REQUIRE(std::count_if(recs.begin(), recs.end(),
+                        [](const std::string& r) { return r.rfind("cuda", 0) == 0; }) >= 2);
   for (const std::string& rec : recs) {
     const wb::Trace trace = wb::read_trace(kData / (rec + ".json.gz"));
     CHECK(trace.profile_memory);
@@ -350,7 +351,8 @@ TEST_CASE("table: Python's memory columns, byte for byte, on every profile_memor
       gigabytes |= c.python.find(" GB ") != std::string::npos;
       device_columns |= c.python.find("Self CUDA Mem") != std::string::npos;
     }
-    for (const char* k : {"cpu_memory_usage", "self_cpu_memory_usage", "cuda_memory_usage", "self_cuda_memory_usage"})
+    for (const char* k :
+         {"cpu_memory_usage", "self_cpu_memory_usage", "cuda_memory_usage", "self_cuda_memory_usage"})
       CHECK(keys.count(k) == 1);
     CHECK(negative_self);
     CHECK(gigabytes);
@@ -383,9 +385,9 @@ TEST_CASE("table: memory formatting and sorting as Python's", "[tools][cpu][tabl
 
 TEST_CASE("table: the command line prints the memory columns without a note", "[tools][cpu][table][memory]") {
   const std::string trace = (kData / "cpu_memory.json.gz").string();
-  const auto r = proc::run(proc::bin("table"), {trace, "--sort-by", "self_cpu_memory_usage", "--row-limit", "10",
-                                                "--max-name-width", "30"},
-                           120);
+  const auto r = proc::run(
+      proc::bin("table"),
+      {trace, "--sort-by", "self_cpu_memory_usage", "--row-limit", "10", "--max-name-width", "30"}, 120);
   CHECK(r.code == 0);
   CHECK(r.err.find("not reproduced") == std::string::npos);
   const auto doc = nlohmann::json::parse(gunzip_file(kData / "cpu_memory.tables.json.gz"));

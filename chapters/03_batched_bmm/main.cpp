@@ -12,12 +12,17 @@
 // chapter's main output (trace.json, table.txt, lessons); the 2-D one is saved as trace_2d.json.
 #include <torch/types.h>  // tensors and their ops (torch/torch.h adds the nn/optim/data frontend)
 
+#include <CLI/CLI.hpp>  // this chapter's own flag, --batch
+
 #include "workbook/chapter.hpp"
 
 int main(int argc, char** argv) {
   wb::Chapter ch{"03_batched_bmm", "Chapter 03: a batched (B, N, N) matmul dispatches bmm"};
-  ch.defaults().batch = 8;  // --batch; the harness's memory check counts B x N x N
-  ch.defaults().batch_help = "leading batch axis B: x, w, b are (B, N, N)";
+  ch.defaults().batch = 8;  // the harness's memory check counts B x N x N
+  ch.app()
+      .add_option("--batch", ch.defaults().batch, "leading batch axis B: x, w, b are (B, N, N)")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
 
   return ch.main(argc, argv, [&](wb::Run& run) {
     const int64_t n = run.size(), batch = run.config().batch;
@@ -27,22 +32,34 @@ int main(int argc, char** argv) {
     auto b = torch::randn({batch, n, n}, run.options());
     auto x2 = x[0].contiguous(), w2 = w[0].contiguous(), b2 = b[0].contiguous();
     torch::Tensor y, y2;
-    auto batched = [&] {
-      wb::Annotation a("matmul_add");
-      y = torch::add(torch::matmul(x, w), b);
-    };
-    auto flat = [&] {
-      wb::Annotation a("matmul_add");
-      y2 = torch::add(torch::matmul(x2, w2), b2);
-    };
+    auto batched = [&] { y = torch::add(torch::matmul(x, w), b); };
+    auto flat = [&] { y2 = torch::add(torch::matmul(x2, w2), b2); };
     for (int i = 0; i < 3; ++i) batched(), flat();  // both warm: compare chains, not first calls
     wb::synchronize_device();
 
-    auto cycle = run.profile(batched);
-    auto cycle_2d = run.profile(flat);
+    // The profiled loop, run once for each workload.
+    auto profile = [&run](const std::function<void()>& step) {
+      wb::ProfilerOptions opts;        // torch.profiler.profile(schedule=..., activities=...)
+      opts.schedule = run.schedule();  // --schedule
+      opts.cuda = run.on_cuda();
+      wb::Profiler prof(opts);
+      prof.start();
+      for (int i = 0; i < run.schedule().total_steps(); ++i) {
+        {
+          wb::Annotation a("matmul_add");  // record_function("matmul_add")
+          step();
+        }
+        prof.step();
+        run.stop_if_interrupted();  // Ctrl-C stops here, before any output is written
+      }
+      prof.stop();
+      return std::move(prof.results().back());
+    };
+    wb::CycleResult cycle = profile(batched);
+    wb::CycleResult cycle_2d = profile(flat);
     wb::ReportOptions ro;
-    ro.batch = batch;  // napkin math and throughput count all B matrices
-    ro.reference = &cycle_2d, ro.reference_file = "trace_2d.json", ro.reference_label = "2-D";
+    ro.problem = wb::Problem::square(n, batch, run.dtype_bytes());  // napkin math counts all B matrices
+    ro.reference = {&cycle_2d, "trace_2d.json", "2-D"};             // the lessons compare the two chains
     return run.exit_code(run.report(cycle, ro));
   });
 }

@@ -30,14 +30,24 @@ int main(int argc, char** argv) {
     auto w = torch::randn({n, n}, run.options());
     auto b = torch::randn({n, n}, run.options());
     torch::Tensor y;
-    auto step = [&] {
-      wb::Annotation a("matmul_add");
-      y = torch::add(torch::matmul(x, w), b);
-    };
+    auto step = [&] { y = torch::add(torch::matmul(x, w), b); };
     for (int i = 0; i < run.config().warmup_iters; ++i) step();
     wb::synchronize_device();
 
-    auto cycle = run.profile(step);
-    return run.exit_code(run.report(cycle));
+    wb::ProfilerOptions opts;        // torch.profiler.profile(schedule=..., activities=...)
+    opts.schedule = run.schedule();  // --schedule
+    opts.cuda = run.on_cuda();
+    wb::Profiler prof(opts);
+    prof.start();
+    for (int i = 0; i < run.schedule().total_steps(); ++i) {
+      {
+        wb::Annotation a("matmul_add");  // record_function("matmul_add")
+        step();
+      }
+      prof.step();
+      run.stop_if_interrupted();  // Ctrl-C stops here, before any output is written
+    }
+    prof.stop();
+    return run.exit_code(run.report(prof.results().back()));
   });
 }

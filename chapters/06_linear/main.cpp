@@ -12,7 +12,9 @@
 //            the CPU lane, the GEMM kernel is the same
 #include <torch/nn/modules/linear.h>  // torch::nn::Linear (not the whole torch/torch.h)
 
-#include "workbook/variants.hpp"  // wb::Variant, wb::profile_variants, wb::AotiModel
+#include <algorithm>
+
+#include "workbook/variants.hpp"  // wb::Variant, wb::plain_variant, wb::AotiModel
 
 int main(int argc, char** argv) {
   wb::Chapter ch{"06_linear", "Chapter 06: nn.Linear: a view, an addmm and an epilogue"};
@@ -43,14 +45,38 @@ int main(int argc, char** argv) {
     if (run.wants("aoti"))
       vs.push_back(wb::plain_variant(
           "aoti", [&] { y = compiled.run(args).at(0); }, compiled.describe(), no_aoti));
-    wb::VariantProfile how;
-    how.report.annotation = "linear_fwd";
-    how.report.problem = wb::Problem::gemm(/*m=*/rows, /*k=*/d_in, /*n=*/d_out, run.dtype_bytes());
-    how.per_variant = [](const wb::Variant& v, wb::ReportOptions& ro) {
+
+    // Each variant profiled on its own, into out/06_linear/<variant>/.
+    int code = 0;
+    for (const wb::Variant& v : vs) {
+      if (!v.unavailable.empty()) {
+        run.say(v.name + ": unavailable: " + v.unavailable);
+        continue;
+      }
+      run.say("\n==== variant " + v.name + (v.what.empty() ? "" : ": " + v.what) + " ====");
+      wb::ProfilerOptions opts;        // torch.profiler.profile(schedule=..., activities=...)
+      opts.schedule = run.schedule();  // --schedule
+      opts.cuda = run.on_cuda();
+      wb::Profiler prof(opts);
+      prof.start();
+      for (int i = 0; i < run.schedule().total_steps(); ++i) {
+        {
+          wb::Annotation a("linear_fwd");  // record_function("linear_fwd")
+          v.step();
+        }
+        prof.step();
+        run.stop_if_interrupted();  // Ctrl-C stops here, before any output is written
+      }
+      prof.stop();
+      wb::ReportOptions ro;
+      ro.variant = v.name;  // reported into out/06_linear/<variant>/, judged by "06_linear/<variant>"
+      ro.annotation = "linear_fwd";
+      ro.problem = wb::Problem::gemm(/*m=*/rows, /*k=*/d_in, /*n=*/d_out, run.dtype_bytes());
       ro.napkin = [p = ro.problem, bias = v.name != "no_bias"](const std::string& dev) {
         return wb::napkin_linear(p, bias, dev);
       };
-    };
-    return wb::profile_variants(run, vs, how);
+      code = std::max(code, run.exit_code(run.report(prof.results().back(), ro)));
+    }
+    return code;
   });
 }

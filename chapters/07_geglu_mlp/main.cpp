@@ -14,13 +14,19 @@
 // seq 128, dim 256, hidden 1024, fp32: the same ops on ~30x less work (no kernels to count).
 #include <torch/nn/modules/linear.h>  // torch::nn::Linear (not the whole torch/torch.h)
 
+#include <CLI/CLI.hpp>  // --size's help
+
 #include "geglu.hpp"
-#include "workbook/variants.hpp"  // wb::Variant, wb::profile_variants, wb::AotiModel
+#include <algorithm>
+
+#include "workbook/variants.hpp"  // wb::Variant, wb::plain_variant, wb::AotiModel
 
 int main(int argc, char** argv) {
   wb::Chapter ch{"07_geglu_mlp", "Chapter 07: a GeGLU MLP: five kernels, then four"};
   ch.defaults().schedule = "1,1,3";
-  ch.defaults().size_help = "not used here: the shapes are the post's (see the README)";
+  // --size stays listed and validated rather than hidden (CLI11 leaves a hidden option's name
+  // out of its error messages)
+  ch.app().get_option("--size")->description("not used here: the shapes are the post's (see the README)");
   ch.variants({"eager", "aoti", "handwritten"}, "eager | aoti | handwritten | all");
 
   return ch.main(argc, argv, [&](wb::Run& run) {
@@ -50,11 +56,40 @@ int main(int argc, char** argv) {
     if (run.wants("handwritten"))
       vs.push_back(wb::plain_variant(
           "handwritten", [&] { y = down(wb07::geglu_fused(gate(x), up(x))); }, "", no_kernel));
-    wb::VariantProfile how;
-    how.report.annotation = "mlp_fwd";
-    how.reference_variant = "eager";  // fusion_pays: each fused variant's kernels against eager's
-    how.report.problem = wb::Problem::gemm(/*m=*/batch * seq, /*k=*/dim, /*n=*/hidden, run.dtype_bytes());
-    how.report.napkin = [p = how.report.problem](const std::string& dev) { return wb::napkin_geglu(p, dev); };
-    return wb::profile_variants(run, vs, how);
+
+    // Each variant profiled on its own, into out/07_geglu_mlp/<variant>/.
+    int code = 0;
+    std::filesystem::path eager_trace;  // fusion_pays: each fused variant's kernels against eager's
+    for (const wb::Variant& v : vs) {
+      if (!v.unavailable.empty()) {
+        run.say(v.name + ": unavailable: " + v.unavailable);
+        continue;
+      }
+      run.say("\n==== variant " + v.name + (v.what.empty() ? "" : ": " + v.what) + " ====");
+      wb::ProfilerOptions opts;        // torch.profiler.profile(schedule=..., activities=...)
+      opts.schedule = run.schedule();  // --schedule
+      opts.cuda = run.on_cuda();
+      wb::Profiler prof(opts);
+      prof.start();
+      for (int i = 0; i < run.schedule().total_steps(); ++i) {
+        {
+          wb::Annotation a("mlp_fwd");  // record_function("mlp_fwd")
+          v.step();
+        }
+        prof.step();
+        run.stop_if_interrupted();  // Ctrl-C stops here, before any output is written
+      }
+      prof.stop();
+      wb::ReportOptions ro;
+      ro.variant = v.name;  // reported into out/07_geglu_mlp/<variant>/, judged by "07_geglu_mlp/<variant>"
+      ro.annotation = "mlp_fwd";
+      ro.problem = wb::Problem::gemm(/*m=*/batch * seq, /*k=*/dim, /*n=*/hidden, run.dtype_bytes());
+      ro.napkin = [p = ro.problem](const std::string& dev) { return wb::napkin_geglu(p, dev); };
+      if (!eager_trace.empty()) ro.reference = {nullptr, "", "eager", eager_trace};
+      const wb::RunOutputs o = run.report(prof.results().back(), ro);
+      if (v.name == "eager") eager_trace = o.trace;
+      code = std::max(code, run.exit_code(o));
+    }
+    return code;
   });
 }

@@ -21,7 +21,9 @@
 #include <cstdio>
 #include <string>
 
-#include "geglu.hpp"  // chapter 07's fused gelu*mul (wb07::geglu_fused)
+#include "geglu.hpp"    // chapter 07's fused gelu*mul (wb07::geglu_fused)
+#include <CLI/CLI.hpp>  // --size's help
+
 #include "workbook/chapter.hpp"
 
 namespace {
@@ -55,7 +57,7 @@ std::string napkin(int64_t tokens, int64_t dim, int64_t hidden, int bytes, bool 
 int main(int argc, char** argv) {
   wb::Chapter ch{"08_memory", "Chapter 08: memory: the caching allocator, activations, optimizer state"};
   ch.defaults().schedule = "0,0,4";  // record from the very first step: the allocator's and Adam's
-  ch.defaults().size_help = "not used here: the shapes are chapter 07's (see the README)";
+  ch.app().get_option("--size")->description("not used here: the shapes are chapter 07's (see the README)");
 
   return ch.main(argc, argv, [&](wb::Run& run) {
     const bool gpu = run.on_cuda();

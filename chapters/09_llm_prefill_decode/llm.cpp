@@ -68,7 +68,8 @@ Config config(const std::string& name) {
 }
 
 int64_t parameters_read_per_token(const Config& c) {
-  const int64_t per_layer = c.qkv_out() * c.dim + c.dim * c.dim + 2 * c.mlp * c.dim + c.dim * c.mlp + 2 * c.dim;
+  const int64_t per_layer =
+      c.qkv_out() * c.dim + c.dim * c.dim + 2 * c.mlp * c.dim + c.dim * c.mlp + 2 * c.dim;
   return c.layers * per_layer + c.dim /* final norm */ + c.vocab * c.dim /* LM head */;
 }
 
@@ -133,7 +134,7 @@ Model::Model(const Config& c, torch::TensorOptions o, uint64_t seed, int64_t cap
   const auto f32 = torch::TensorOptions().dtype(torch::kFloat);
   const torch::Tensor inv_freq =
       torch::pow(c.rope_theta, -torch::arange(0, hd, 2, f32) / static_cast<double>(hd));  // [hd/2]
-  const torch::Tensor angles = torch::outer(torch::arange(capacity, f32), inv_freq);     // [cap, hd/2]
+  const torch::Tensor angles = torch::outer(torch::arange(capacity, f32), inv_freq);      // [cap, hd/2]
   cos_ = torch::cat({angles.cos(), angles.cos()}, -1).to(o.device(), o.dtype().toScalarType());
   sin_signed_ = torch::cat({-angles.sin(), angles.sin()}, -1).to(o.device(), o.dtype().toScalarType());
   arange_ = torch::arange(capacity, torch::TensorOptions().dtype(torch::kLong).device(o.device()));
@@ -151,7 +152,7 @@ torch::Tensor Model::forward(const torch::Tensor& tokens, const torch::Tensor& p
                              Attn attn, bool prefill, KvCache& cache) const {
   const Config& c = cfg_;
   const int64_t B = tokens.size(0), T = tokens.size(1), H = c.heads, KV = c.kv_heads, hd = c.head_dim();
-  torch::Tensor x = torch::embedding(embed_, tokens);  // [B, T, dim]
+  torch::Tensor x = torch::embedding(embed_, tokens);         // [B, T, dim]
   const torch::Tensor cos = cos_.index_select(0, positions);  // [T, hd]: broadcasts over [B, H, T, hd]
   const torch::Tensor sin = sin_signed_.index_select(0, positions);
   std::optional<torch::Tensor> mask;
@@ -228,7 +229,8 @@ torch::Tensor Model::decode(const torch::Tensor& token, int64_t pos, KvCache& ca
   return forward(token, arange_.narrow(0, pos, 1), pos + 1, Attn::Sliced, /*prefill=*/false, cache);
 }
 
-torch::Tensor Model::decode_static(const torch::Tensor& token, const torch::Tensor& pos, KvCache& cache) const {
+torch::Tensor Model::decode_static(const torch::Tensor& token, const torch::Tensor& pos,
+                                   KvCache& cache) const {
   TORCH_CHECK(!cache.growing, "decode_static needs a preallocated cache");
   return forward(token, pos, capacity_, Attn::Masked, /*prefill=*/false, cache);
 }
@@ -244,9 +246,11 @@ torch::Tensor Model::generate(const torch::Tensor& prompt, int64_t n, KvCache& c
   return torch::cat(out, 1);
 }
 
-torch::Tensor random_prompt(const Config& c, int64_t batch, int64_t tokens, uint64_t seed, torch::Device device) {
+torch::Tensor random_prompt(const Config& c, int64_t batch, int64_t tokens, uint64_t seed,
+                            torch::Device device) {
   auto gen = at::detail::createCPUGenerator(seed);
-  return torch::randint(0, c.vocab, {batch, tokens}, gen, torch::TensorOptions().dtype(torch::kLong)).to(device);
+  return torch::randint(0, c.vocab, {batch, tokens}, gen, torch::TensorOptions().dtype(torch::kLong))
+      .to(device);
 }
 
 LogitsMatch compare_logits(const torch::Tensor& a, const torch::Tensor& b) {

@@ -114,7 +114,8 @@ class Model {
 };
 
 // A random prompt [batch, tokens] of token ids (CPU generator, fixed seed), on `device`.
-torch::Tensor random_prompt(const Config& c, int64_t batch, int64_t tokens, uint64_t seed, torch::Device device);
+torch::Tensor random_prompt(const Config& c, int64_t batch, int64_t tokens, uint64_t seed,
+                            torch::Device device);
 
 // Logits compared within a stated tolerance: the largest absolute difference relative to the
 // largest absolute logit, and the cosine similarity of the flattened logits.

@@ -29,9 +29,9 @@ class DecodeGraph {
   DecodeGraph(const Model& model, KvCache& cache, int64_t batch);
   ~DecodeGraph();
 
-  void set(const torch::Tensor& token, int64_t pos);  // copies into the static buffers
-  void set_token(const torch::Tensor& token);         // the token only (teacher forcing)
-  void replay();                                      // one token
+  void set(const torch::Tensor& token, int64_t pos);       // copies into the static buffers
+  void set_token(const torch::Tensor& token);              // the token only (teacher forcing)
+  void replay();                                           // one token
   const torch::Tensor& logits() const { return logits_; }  // [B, vocab] of the last replay
   const torch::Tensor& token() const { return token_; }    // [B, 1]: the greedy next token
 

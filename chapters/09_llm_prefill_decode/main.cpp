@@ -39,8 +39,8 @@ std::string napkin(const llm::Config& c, int64_t batch, int64_t prompt, int dtyp
       "%.1f GFLOP for the model\n"
       "  decode: every GEMM has M = %lld rows; each token reads the weights once: %.1f MB "
       "(all but the embedding)\n",
-      c.name.c_str(), ll(c.dim), ll(c.layers), ll(c.heads), ll(c.kv_heads), ll(c.mlp), ll(c.vocab), params / 1e6,
-      params * dtype_bytes / 1e6, dtype_bytes, ll(batch), ll(prompt), flop_layer / 1e9,
+      c.name.c_str(), ll(c.dim), ll(c.layers), ll(c.heads), ll(c.kv_heads), ll(c.mlp), ll(c.vocab),
+      params / 1e6, params * dtype_bytes / 1e6, dtype_bytes, ll(batch), ll(prompt), flop_layer / 1e9,
       (flop_layer * c.layers + 2.0 * batch * c.dim * c.vocab) / 1e9, ll(batch), read / 1e6);
 }
 
@@ -49,14 +49,19 @@ std::string napkin(const llm::Config& c, int64_t batch, int64_t prompt, int dtyp
 int main(int argc, char** argv) {
   wb::Chapter ch{"09_llm_prefill_decode", "Chapter 09: a small LLM, eager: prefill, then decode"};
   ch.defaults().schedule = "1,2,5,1";  // a step is one prefill, or one decoded token
-  ch.defaults().size_help = "not used here: --config picks the model";
-  ch.defaults().batch_help = "sequences decoded together (default 1)";
+  ch.app().get_option("--size")->description("not used here: --config picks the model");
+  ch.app()
+      .add_option("--batch", ch.defaults().batch, "sequences decoded together (default 1)")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
   ch.variants({"prefill", "decode", "decode_cat"}, "prefill | decode | decode_cat | all");
   Flags fl;
-  ch.app().add_option("--config", fl.config, "model: auto (1b on a GPU, tiny on a CPU) | tiny | 1b")
+  ch.app()
+      .add_option("--config", fl.config, "model: auto (1b on a GPU, tiny on a CPU) | tiny | 1b")
       ->check(CLI::IsMember({"auto", "tiny", "1b"}));
   ch.app().add_option("--prompt", fl.prompt, "prompt tokens (default 512)")->check(CLI::Range(1, 8192));
-  ch.app().add_option("--new-tokens", fl.new_tokens, "tokens generated in the timed run (default 64)")
+  ch.app()
+      .add_option("--new-tokens", fl.new_tokens, "tokens generated in the timed run (default 64)")
       ->check(CLI::Range(1, 4096));
 
   return ch.main(argc, argv, [&](wb::Run& run) {
@@ -81,17 +86,19 @@ int main(int argc, char** argv) {
       wb::synchronize_device();
       auto t1 = std::chrono::steady_clock::now();
       torch::Tensor next = logits.argmax(-1, true);
-      for (int64_t i = 0; i + 1 < fl.new_tokens; ++i) next = model.decode(next, fl.prompt + i, kv).argmax(-1, true);
+      for (int64_t i = 0; i + 1 < fl.new_tokens; ++i)
+        next = model.decode(next, fl.prompt + i, kv).argmax(-1, true);
       wb::synchronize_device();
       auto t2 = std::chrono::steady_clock::now();
       const double prefill_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
       const double per_token_ms =
           std::chrono::duration<double, std::milli>(t2 - t1).count() / static_cast<double>(fl.new_tokens - 1);
       const double flop = llm::prefill_flop_per_layer(cfg, batch * fl.prompt) * cfg.layers;
-      run.say(llm::strf("Timed, unprofiled: prefill %.2f ms (%.3g TFLOP/s achieved); decode %.3f ms per "
-                        "token = %.0f tokens/s at batch %lld\n",
-                        prefill_ms, flop / (prefill_ms * 1e-3) / 1e12, per_token_ms, 1e3 * batch / per_token_ms,
-                        static_cast<long long>(batch)));
+      run.say(
+          llm::strf("Timed, unprofiled: prefill %.2f ms (%.3g TFLOP/s achieved); decode %.3f ms per "
+                    "token = %.0f tokens/s at batch %lld\n",
+                    prefill_ms, flop / (prefill_ms * 1e-3) / 1e12, per_token_ms, 1e3 * batch / per_token_ms,
+                    static_cast<long long>(batch)));
     }
 
     // ---- profiled: each phase on its own, a step being one prefill or one token ---------

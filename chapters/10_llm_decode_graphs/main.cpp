@@ -72,15 +72,21 @@ double copy_bandwidth_gbps(torch::Device d) {
 int main(int argc, char** argv) {
   wb::Chapter ch{"10_llm_decode_graphs", "Chapter 10: LLM decode as one CUDA graph per token"};
   ch.defaults().schedule = "1,2,5,1";  // a step is one decoded token
-  ch.defaults().size_help = "not used here: --config picks the model";
-  ch.defaults().batch_help = "sequences decoded together in the profiled run (default 1)";
+  ch.app().get_option("--size")->description("not used here: --config picks the model");
+  ch.app()
+      .add_option("--batch", ch.defaults().batch,
+                  "sequences decoded together in the profiled run (default 1)")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
   ch.variants({"eager", "graph", "graph_fused"},
               "eager | graph | graph_fused | all (the graphs need a CUDA device)");
   Flags fl;
-  ch.app().add_option("--config", fl.config, "model: auto (1b on a GPU, tiny on a CPU) | tiny | 1b")
+  ch.app()
+      .add_option("--config", fl.config, "model: auto (1b on a GPU, tiny on a CPU) | tiny | 1b")
       ->check(CLI::IsMember({"auto", "tiny", "1b"}));
   ch.app().add_option("--prompt", fl.prompt, "prompt tokens (default 512)")->check(CLI::Range(1, 8192));
-  ch.app().add_option("--compare-tokens", fl.compare_tokens, "teacher-forced tokens compared (default 16)")
+  ch.app()
+      .add_option("--compare-tokens", fl.compare_tokens, "teacher-forced tokens compared (default 16)")
       ->check(CLI::Range(1, 1024));
   ch.app().add_option("--batches", fl.batches, "batch sizes of the timed sweep (default 1,8,64)");
 
@@ -97,12 +103,13 @@ int main(int argc, char** argv) {
     llm::Model model(cfg, run.options(), /*seed=*/0, capacity);
     const torch::Tensor prompt = llm::random_prompt(cfg, batch, fl.prompt, /*seed=*/1, run.device());
     const double read_gb = static_cast<double>(llm::parameters_read_per_token(cfg)) * run.dtype_bytes() / 1e9;
-    run.say(llm::strf("Model %s: %.2f M parameters; a decode step reads %.1f MB of weights\n", cfg.name.c_str(),
-                      llm::parameters(cfg) / 1e6, read_gb * 1e3));
+    run.say(llm::strf("Model %s: %.2f M parameters; a decode step reads %.1f MB of weights\n",
+                      cfg.name.c_str(), llm::parameters(cfg) / 1e6, read_gb * 1e3));
 
     // ---- the graph computes what eager computes: teacher-forced logits -----------------
     {
-      const torch::Tensor forced = llm::random_prompt(cfg, batch, fl.compare_tokens, /*seed=*/2, run.device());
+      const torch::Tensor forced =
+          llm::random_prompt(cfg, batch, fl.compare_tokens, /*seed=*/2, run.device());
       auto kv_e = llm::KvCache::preallocated(cfg, batch, capacity, run.options());
       model.prefill(prompt, kv_e);
       std::vector<torch::Tensor> eager, other;
@@ -130,11 +137,12 @@ int main(int argc, char** argv) {
         what = "the graph's step run eagerly (no CUDA graph here: " + no_graph + ")";
       }
       const llm::LogitsMatch m = llm::compare_logits(torch::stack(eager), torch::stack(other));
-      run.say(llm::strf("Teacher-forced logits, %lld tokens: chapter 09's eager step vs %s:\n"
-                        "  max |diff| %.4g = %.3g of the largest logit %.3g; cosine %.6f; "
-                        "greedy argmax agrees on %.1f%% of positions\n",
-                        static_cast<long long>(fl.compare_tokens), what.c_str(), m.max_abs_diff, m.rel, m.max_abs,
-                        m.cosine, 100 * m.argmax_agree));
+      run.say(
+          llm::strf("Teacher-forced logits, %lld tokens: chapter 09's eager step vs %s:\n"
+                    "  max |diff| %.4g = %.3g of the largest logit %.3g; cosine %.6f; "
+                    "greedy argmax agrees on %.1f%% of positions\n",
+                    static_cast<long long>(fl.compare_tokens), what.c_str(), m.max_abs_diff, m.rel, m.max_abs,
+                    m.cosine, 100 * m.argmax_agree));
     }
 
     // ---- timed, unprofiled: eager vs graph per token, the batch sweep ------------------
@@ -142,7 +150,8 @@ int main(int argc, char** argv) {
     for (const int64_t b : run.on_cuda() ? batches : std::vector<int64_t>{batch}) {
       auto kv = llm::KvCache::preallocated(cfg, b, capacity, run.options());
       const auto tok = torch::zeros({b, 1}, torch::TensorOptions().dtype(torch::kLong).device(run.device()));
-      const auto pos = torch::full({1}, fl.prompt, torch::TensorOptions().dtype(torch::kLong).device(run.device()));
+      const auto pos =
+          torch::full({1}, fl.prompt, torch::TensorOptions().dtype(torch::kLong).device(run.device()));
       // The cache is not prefilled: attention reads the same rows either way (the mask).
       for (int i = 0; i < 3; ++i) model.decode_static(tok, pos, kv);
       wb::synchronize_device();
@@ -175,11 +184,12 @@ int main(int argc, char** argv) {
         }
         model.set_fused(false);
         const double bound_ms = read_gb / bw * 1e3;
-        line += llm::strf(", graph %.3f ms/step (%.1fx eager) = %.0f tokens/s, %.1f%% of the bound; "
-                          "graph_fused %.3f ms = %.0f tokens/s, %.1f%% of the bound (weight-read bound %.3f ms "
-                          "at %.0f GB/s copy)",
-                          graph_ms, eager_ms / graph_ms, 1e3 * b / graph_ms, 100 * bound_ms / graph_ms, fused_ms,
-                          1e3 * b / fused_ms, 100 * bound_ms / fused_ms, bound_ms, bw);
+        line += llm::strf(
+            ", graph %.3f ms/step (%.1fx eager) = %.0f tokens/s, %.1f%% of the bound; "
+            "graph_fused %.3f ms = %.0f tokens/s, %.1f%% of the bound (weight-read bound %.3f ms "
+            "at %.0f GB/s copy)",
+            graph_ms, eager_ms / graph_ms, 1e3 * b / graph_ms, 100 * bound_ms / graph_ms, fused_ms,
+            1e3 * b / fused_ms, 100 * bound_ms / fused_ms, bound_ms, bw);
       } else {
         line += llm::strf(" = %.0f tokens/s (no graph here)", 1e3 * b / eager_ms);
       }
@@ -207,11 +217,11 @@ int main(int argc, char** argv) {
       ro.annotation = "decode";
       ro.problem = wb::Problem::gemm(/*m=*/batch, /*k=*/cfg.dim, /*n=*/cfg.dim, run.dtype_bytes());
       ro.napkin = [&](const std::string&) {
-        return llm::strf("Napkin math: %s decode, batch %lld: every GEMM has M = %lld; a step reads %.2f GB "
-                         "of weights%s\n",
-                         cfg.name.c_str(), static_cast<long long>(batch), static_cast<long long>(batch), read_gb,
-                         bw > 0 ? llm::strf(": %.3f ms at the measured %.0f GB/s", read_gb / bw * 1e3, bw).c_str()
-                                : "");
+        return llm::strf(
+            "Napkin math: %s decode, batch %lld: every GEMM has M = %lld; a step reads %.2f GB "
+            "of weights%s\n",
+            cfg.name.c_str(), static_cast<long long>(batch), static_cast<long long>(batch), read_gb,
+            bw > 0 ? llm::strf(": %.3f ms at the measured %.0f GB/s", read_gb / bw * 1e3, bw).c_str() : "");
       };
       code = std::max(code, run.exit_code(run.report(prof.results().back(), ro)));
     };
@@ -239,7 +249,8 @@ int main(int argc, char** argv) {
     if (run.wants("eager")) {
       auto kv = llm::KvCache::preallocated(cfg, batch, capacity, run.options());
       model.prefill(prompt, kv);
-      const auto pos = torch::full({1}, fl.prompt, torch::TensorOptions().dtype(torch::kLong).device(run.device()));
+      const auto pos =
+          torch::full({1}, fl.prompt, torch::TensorOptions().dtype(torch::kLong).device(run.device()));
       torch::Tensor next = prompt.narrow(1, fl.prompt - 1, 1).clone();
       profile_variant("eager", [&] {
         next = model.decode_static(next, pos, kv).argmax(-1, true);

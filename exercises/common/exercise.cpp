@@ -82,14 +82,22 @@ void Run::profile(const std::function<void()>& step, const Workload& w) {
     throw std::logic_error(
         "profile() was called twice: an exercise profiles one workload (the second "
         "report would overwrite the first one's trace.json)");
-  wb::CycleResult cycle = h_.profile(
-      [&] {
-        step();
-        ++s_->steps_run;
-      },
-      w.profile_memory);
+  wb::ProfilerOptions opts;
+  opts.schedule = h_.schedule();
+  opts.cuda = h_.on_cuda();
+  opts.profile_memory = w.profile_memory;  // chapter 08's exercises read the memory columns
+  wb::Profiler prof(opts);
+  prof.start();
+  for (int i = 0; i < h_.schedule().total_steps(); ++i) {
+    step();
+    ++s_->steps_run;
+    prof.step();
+    h_.stop_if_interrupted();
+  }
+  prof.stop();
+  wb::CycleResult& cycle = prof.results().back();
   wb::ReportOptions ro;
-  ro.batch = w.batch;
+  ro.problem = wb::Problem::square(h_.size(), w.batch, h_.dtype_bytes());
   ro.annotation = w.annotation;
   wb::RunOutputs o;
   if (s_->hide_lessons) {

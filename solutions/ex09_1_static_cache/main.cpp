@@ -10,7 +10,8 @@ int main(int argc, char** argv) {
   return e.main(argc, argv, [](ex::Run& run) {
     const int64_t heads = 4, head_dim = 64, capacity = 256;
     auto cache = torch::zeros({1, heads, capacity, head_dim}, run.options());  // once, full size
-    auto positions = torch::arange(capacity, at::TensorOptions().dtype(at::kLong).device(run.options().device()));
+    auto positions =
+        torch::arange(capacity, at::TensorOptions().dtype(at::kLong).device(run.options().device()));
     int64_t pos = 0;
     torch::Tensor total;
     auto step = [&] {

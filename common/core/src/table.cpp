@@ -269,7 +269,8 @@ std::vector<Node> build_event_list(const Trace& trace) {
       n.key = "[memory]";
       n.thread = {e.pid, e.tid};
       n.is_memory = true;
-      (e.memory->on_cpu() ? n.cpu_mem : n.device_mem) = e.memory->on_cpu() || e.memory->on_device() ? e.bytes : 0;
+      (e.memory->on_cpu() ? n.cpu_mem : n.device_mem) =
+          e.memory->on_cpu() || e.memory->on_device() ? e.bytes : 0;
       nodes.push_back(std::move(n));
       continue;
     }

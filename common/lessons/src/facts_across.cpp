@@ -49,24 +49,9 @@ std::optional<size_t> step_of(const TraceModel& m, EventIdx d, const std::map<in
   return slot.at(s->number);
 }
 
-}  // namespace
-
-VariantSummary summarize_variant(const VariantRun& r, const std::string& annotation) {
-  VariantSummary s;
-  s.name = r.name;
-  if (!r.trace) return s;
-  const TraceModel m(*r.trace);
-  const auto& steps = m.steps();
-  s.steps = static_cast<int>(steps.size());
-  if (steps.empty()) return s;
-  std::map<int, size_t> slot;
-  for (size_t k = 0; k < steps.size(); ++k) slot[steps[k].number] = k;
-
-  std::vector<double> widths;
-  for (const auto& w : steps) widths.push_back((w.end_ns - w.start_ns) / 1e3);
-  s.step_us = median(widths);
-
-  // aten ops under the annotation, per step.
+// The aten ops under the annotation, per step (rounded), into s.ops, s.aten_ops and the counts
+// of matmul, mm, add and addmm.
+void count_ops(const TraceModel& m, const std::string& annotation, VariantSummary& s) {
   std::map<std::string, int> ops;
   int instances = 0;
   for (EventIdx i = 0; i < m.trace().events.size(); ++i) {
@@ -87,6 +72,26 @@ VariantSummary summarize_variant(const VariantRun& r, const std::string& annotat
   s.mm = calls("aten::mm");
   s.add = calls("aten::add");
   s.addmm = calls("aten::addmm");
+}
+
+}  // namespace
+
+VariantSummary summarize_variant(const VariantRun& r, const std::string& annotation) {
+  VariantSummary s;
+  s.name = r.name;
+  if (!r.trace) return s;
+  const TraceModel m(*r.trace);
+  const auto& steps = m.steps();
+  s.steps = static_cast<int>(steps.size());
+  if (steps.empty()) return s;
+  std::map<int, size_t> slot;
+  for (size_t k = 0; k < steps.size(); ++k) slot[steps[k].number] = k;
+
+  std::vector<double> widths;
+  for (const auto& w : steps) widths.push_back((w.end_ns - w.start_ns) / 1e3);
+  s.step_us = median(widths);
+
+  count_ops(m, annotation, s);
 
   // Device work per step, in start order.
   std::vector<std::vector<EventIdx>> work(steps.size());

@@ -17,7 +17,7 @@
 
 #include <map>
 
-#include "lessons_detail.hpp"
+#include "fact_view.hpp"
 #include "workbook/lessons.hpp"
 #include "workbook/peaks.hpp"
 

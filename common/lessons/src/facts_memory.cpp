@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "lessons_detail.hpp"
+#include "fact_view.hpp"
 #include "workbook/memory.hpp"
 
 namespace wb {
@@ -454,57 +454,19 @@ std::string measure_region_allocations(const View& v, const FactOptions&, Fact& 
 }  // namespace
 
 const std::vector<ViewFact>& memory_view_facts() {
+  // Their default patterns: common/lessons/data/cheatsheet.json.
   static const std::vector<ViewFact> kFacts = {
-      {"memory_peak",
-       "Memory peak, and the op at which it occurs",
-       {"profile_memory: the trace has a peak",
-        "descriptive: chapters state where they expect it",
-        {{"/peak_bytes", Op::Gt, 0, Any}}},
-       "",
-       measure_memory_peak},
+      {"memory_peak", "Memory peak, and the op at which it occurs", "", measure_memory_peak, {}},
       {"memory_per_step",
        "Allocations per step; do warm steps still call the device allocator?",
-       {"warm steps still grow the caching allocator (reserved grows or cudaMalloc after the first step)",
-        "a warm loop is served from the allocator's cache; growth after the first step means new shapes or "
-        "a leak",
-        {{"/warm_reserved_growth", Op::Gt, 0, Gpu}}},
        "",
-       measure_memory_per_step},
-      {"activations_held",
-       "Activations held from forward to backward",
-       {"the backward frees >= half of what the forward kept",
-        "autograd frees each saved tensor once its backward node has run",
-        {{"/forward_held_bytes", Op::Gt, 0, Any}, {"/released_share", Op::Ge, 0.5, Any}}},
-       "",
-       measure_activations_held},
-      {"optimizer_state",
-       "Optimizer state appears at its first step",
-       {"the first optimizer step keeps memory, later ones keep none",
-        "Adam's exp_avg and exp_avg_sq are created once",
-        {{"/first_kept_bytes", Op::Gt, 0, Any}, {"/later_kept_bytes", Op::Eq, 0, Any}}},
-       "",
-       measure_optimizer_state},
-      {"short_lived",
-       "Largest short-lived allocations",
-       {"some buffer is allocated and freed within its step",
-        "descriptive: chapters state the size they expect",
-        {{"/count", Op::Gt, 0, Any}}},
-       "",
-       measure_short_lived},
-      {"inplace_alloc",
-       "In-place ops allocate nothing",
-       {"in-place ops allocate 0 bytes",
-        "an in-place op writes into its input",
-        {{"/inplace_calls", Op::Gt, 0, Any}, {"/inplace_alloc_bytes", Op::Eq, 0, Any}}},
-       "",
-       measure_inplace_alloc},
-      {"region_allocations",
-       "What each annotated region allocates",
-       {"some annotated region allocates",
-        "descriptive: chapters state the bytes they expect per region",
-        {{"/regions", Op::Ne, nlohmann::json::object(), Any}}},
-       "",
-       measure_region_allocations},
+       measure_memory_per_step,
+       {}},
+      {"activations_held", "Activations held from forward to backward", "", measure_activations_held, {}},
+      {"optimizer_state", "Optimizer state appears at its first step", "", measure_optimizer_state, {}},
+      {"short_lived", "Largest short-lived allocations", "", measure_short_lived, {}},
+      {"inplace_alloc", "In-place ops allocate nothing", "", measure_inplace_alloc, {}},
+      {"region_allocations", "What each annotated region allocates", "", measure_region_allocations, {}},
   };
   return kFacts;
 }

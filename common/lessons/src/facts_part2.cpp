@@ -15,7 +15,7 @@
 #include <map>
 #include <set>
 
-#include "lessons_detail.hpp"
+#include "fact_view.hpp"
 #include "workbook/cupti_census.hpp"
 #include "workbook/lessons.hpp"
 #include "workbook/peaks.hpp"

@@ -213,8 +213,12 @@ LessonsReport lessons_from_json(const json& j) {
       r.options.reference_label = o.value("reference_label", r.options.reference_label);
       if (o.contains("problem")) {
         const json& p = o.at("problem");
-        r.options.problem = {p.value("n", int64_t{0}), p.value("batch", int64_t{1}),
-                             p.value("dtype_bytes", 2), p.value("m", int64_t{0}), p.value("k", int64_t{0})};
+        Problem& pr = r.options.problem;
+        pr.n = p.value("n", int64_t{0});
+        pr.batch = p.value("batch", int64_t{1});
+        pr.dtype_bytes = p.value("dtype_bytes", 2);
+        pr.m = p.value("m", int64_t{0});
+        pr.k = p.value("k", int64_t{0});
       }
     }
     if (j.contains("summary")) r.min_passes = j.at("summary").value("min_passes", 0);

@@ -697,7 +697,8 @@ double Renderer::draw_memory_lane(double y) {
   Element g("g");
   g.attr("class", "lane memory").multiline();
   y = lane_title(g, y, "memory · " + s->label(),
-                 std::string("allocated") + (s->has_reserved ? " (solid), reserved by the caching allocator (dashed)" : "") +
+                 std::string("allocated") +
+                     (s->has_reserved ? " (solid), reserved by the caching allocator (dashed)" : "") +
                      "; profile_memory's [memory] records");
   const double base = y + h;
   auto y_of = [&](int64_t b) { return base - static_cast<double>(b) / static_cast<double>(top) * (h - 6); };
@@ -715,7 +716,12 @@ double Renderer::draw_memory_lane(double y) {
     }
     return d + " L" + num(x1_) + " " + last_y;
   };
-  g.add(Element("line").attr("x1", x0_).attr("y1", base + 0.5).attr("x2", x1_).attr("y2", base + 0.5).attr("stroke", "#c3cad4"));
+  g.add(Element("line")
+            .attr("x1", x0_)
+            .attr("y1", base + 0.5)
+            .attr("x2", x1_)
+            .attr("y2", base + 0.5)
+            .attr("stroke", "#c3cad4"));
   if (s->has_reserved)
     g.add(Element("path")
               .attr("class", "mem-reserved")
@@ -733,7 +739,12 @@ double Renderer::draw_memory_lane(double y) {
             .attr("stroke-width", "1.6"));
   const double px = x_of(peak->t_ns), py = y_of(peak->allocated);
   const std::string label = "peak " + fmt_bytes(peak->allocated);
-  g.add(Element("circle").attr("class", "mem-peak").attr("cx", px).attr("cy", py).attr("r", "3.5").attr("fill", kAccent));
+  g.add(Element("circle")
+            .attr("class", "mem-peak")
+            .attr("cx", px)
+            .attr("cy", py)
+            .attr("r", "3.5")
+            .attr("fill", kAccent));
   const bool right = px < (x0_ + x1_) / 2;
   g.add(Element("text")
             .attr("x", right ? px + 6 : px - 6)

@@ -33,6 +33,14 @@ namespace fs = std::filesystem;
 namespace wb {
 
 namespace {
+std::string where_to_look(const fs::path& dir, const RunOutputs& o) {
+  return "Outputs in " + dir.string() +
+         "/: table.txt, trace.json, lessons.txt, lessons.json, timeline.svg\n"
+         "Open the trace: https://ui.perfetto.dev -> 'Open trace file' -> " +
+         o.trace.string() +
+         " (W/S zoom, A/D pan, click a bar for its args).\nOr look at the picture: " + o.svg.string() + "\n";
+}
+
 // ---- Ctrl-C: stop between two steps, never in the middle of writing a file.
 // The handler only records the signal; profile() and report() look at it. SA_RESETHAND: a
 // second Ctrl-C ends the program at once (a step that takes very long).
@@ -127,7 +135,7 @@ Chapter::~Chapter() = default;  // here, where CLI::App is a complete type
 Chapter::Chapter(std::string name, std::string title)
     : name_(std::move(name)), title_(std::move(title)), app_(std::make_unique<CLI::App>(title_, name_)) {
   cfg_.out = fs::path("out") / name_;
-  app_->add_option("--size", cfg_.size, cfg_.size_help)
+  app_->add_option("--size", cfg_.size, "matrix size N (N x N matrices)")
       ->check([](const std::string& s) -> std::string {  // CLI::PositiveNumber prints DBL_MAX
         try {
           size_t used = 0;
@@ -190,17 +198,10 @@ void Chapter::variants(std::vector<std::string> names, std::string help,
   variant_shortcuts_ = std::move(shortcuts);
 }
 
-int Chapter::main(int argc, char** argv, const std::function<int(Run&)>& body) {
-  install_stop_handlers();
+// The flags a chapter declared after the constructor: --variant and its shortcuts (05-07),
+// --experiment and --list-experiments.
+void Chapter::add_declared_flags(bool& list_experiments) {
   app_->get_option("--warmup-iters")->default_str(std::to_string(cfg_.warmup_iters));
-  // Set by the chapter after the constructor: --size's help (chapter 07 does not use it, and
-  // keeps it listed and validated rather than hidden: CLI11 leaves a hidden option's name out
-  // of its error messages), --batch (chapter 03), --variant and its shortcuts (06, 07).
-  app_->get_option("--size")->description(cfg_.size_help);
-  if (!cfg_.batch_help.empty())
-    app_->add_option("--batch", cfg_.batch, cfg_.batch_help)
-        ->check(CLI::Range(1, 65536))
-        ->capture_default_str();
   if (!variants_.empty()) {
     std::vector<std::string> names = variants_;
     names.insert(names.begin(), "all");
@@ -211,7 +212,6 @@ int Chapter::main(int argc, char** argv, const std::function<int(Run&)>& body) {
   for (const auto& s : variant_shortcuts_)
     app_->add_flag_callback(
         s.flag, [this, v = s.variant] { cfg_.variant = v; }, s.help);
-  bool list_experiments = false;
   if (!experiments_.empty()) {
     std::vector<std::string> names;
     std::string help = "run an experiment instead of the default run (into --out/NAME/):";
@@ -226,6 +226,12 @@ int Chapter::main(int argc, char** argv, const std::function<int(Run&)>& body) {
   if (cfg_.size_for_device.gpu > 0)
     app_->get_option("--size")->default_str(std::to_string(cfg_.size_for_device.gpu) + " on a GPU, " +
                                             std::to_string(cfg_.size_for_device.cpu) + " on a CPU");
+}
+
+int Chapter::main(int argc, char** argv, const std::function<int(Run&)>& body) {
+  install_stop_handlers();
+  bool list_experiments = false;
+  add_declared_flags(list_experiments);
   if (auto rc = wb::parse_flags(*app_, argc, argv)) return *rc;
   if (list_experiments) {
     for (const auto& e : experiments_) std::cout << e.name << "\n";
@@ -371,24 +377,7 @@ std::string Run::dtype_name() const {
 
 int Run::dtype_bytes() const { return static_cast<int>(c10::elementSize(dtype_)); }
 
-CycleResult Run::profile(const std::function<void()>& step, bool profile_memory) {
-  ProfilerOptions opts;
-  opts.schedule = schedule_;
-  opts.cuda = device_.is_cuda();
-  opts.profile_memory = profile_memory;
-  Profiler prof(opts);
-  prof.start();
-  const int steps = schedule_.total_steps();
-  for (int i = 0; i < steps; ++i) {
-    throw_if_interrupted("while profiling");  // leaving unwinds the profiler cleanly
-    step();
-    prof.step();
-  }
-  prof.stop();
-  if (prof.results().empty())
-    throw std::runtime_error("the profiler produced no result (schedule " + schedule_.str() + ")");
-  return std::move(prof.results().back());
-}
+void Run::stop_if_interrupted() const { throw_if_interrupted("while profiling"); }
 
 RunOutputs Run::report(CycleResult& cycle, const ReportOptions& ro) {
   throw_if_interrupted("before writing the outputs");  // later signals wait until all are written
@@ -411,9 +400,6 @@ RunOutputs Run::report(CycleResult& cycle, const ReportOptions& ro) {
   TableOptions topts;
   topts.sort_by = cfg_.sort_by;
   topts.row_limit = cfg_.row_limit;
-  // profile_memory: Python's memory columns (the in-memory events carry the [memory] records).
-  topts.profile_memory = cycle.trace().profile_memory;
-  topts.use_device = cycle.trace().has_device_activity();
   const std::string table = format_table(key_averages(cycle.trace()), topts);
   write_file_atomic(o.table, table);
 
@@ -430,27 +416,22 @@ RunOutputs Run::report(CycleResult& cycle, const ReportOptions& ro) {
   // The run this one is compared with (chapter 03's 2-D workload), saved next to trace.json.
   std::optional<Trace> ref_trace;
   std::optional<TraceModel> ref_model;
-  if (ro.reference) {
-    ro.reference->save_chrome_trace(dir / ro.reference_file);
-    ref_trace = read_trace(dir / ro.reference_file);
+  if (ro.reference.cycle) {
+    ro.reference.cycle->save_chrome_trace(dir / ro.reference.file);
+    ref_trace = read_trace(dir / ro.reference.file);
     ref_model.emplace(*ref_trace);
     fo.reference = &*ref_model;
-    fo.reference_label = ro.reference_label;
-    fo.reference_file = ro.reference_file;
-  } else if (!ro.reference_trace.empty()) {
-    ref_trace = read_trace(ro.reference_trace);
+    fo.reference_label = ro.reference.label;
+    fo.reference_file = ro.reference.file;
+  } else if (!ro.reference.saved.empty()) {
+    ref_trace = read_trace(ro.reference.saved);
     ref_model.emplace(*ref_trace);
     fo.reference = &*ref_model;
-    fo.reference_label = ro.reference_label;
-    fo.reference_file = std::filesystem::relative(ro.reference_trace, dir).string();
+    fo.reference_label = ro.reference.label;
+    fo.reference_file = fs::relative(ro.reference.saved, dir).string();
   }
-  fo.problem.n = cfg_.size;
-  fo.problem.batch = ro.batch;
+  fo.problem = ro.problem.n > 0 ? ro.problem : Problem::square(cfg_.size, 1, dtype_bytes());
   fo.problem.dtype_bytes = dtype_bytes();
-  if (ro.problem.n > 0) {
-    fo.problem = ro.problem;
-    fo.problem.dtype_bytes = dtype_bytes();
-  }
   LessonsReport lr;
   if (const LessonSpec* spec = find_lesson_spec(key)) {
     lr = check_lessons(model, *spec, fo);
@@ -465,34 +446,34 @@ RunOutputs Run::report(CycleResult& cycle, const ReportOptions& ro) {
   o.lessons_ok = lr.ok();
 
   TimelineOptions to;
-  to.title = ro.title.empty() ? key + " on " + (device_name.empty() ? "CPU" : device_name) : ro.title;
+  to.title = key + " on " + (device_name.empty() ? "CPU" : device_name);
   write_file_atomic(o.svg, render_timeline_svg(model, to));
 
   say(ro.napkin ? ro.napkin(device_name) : napkin_math(fo.problem, device_name));
   say(table);
   say(render_lessons(lr, Format::Text));
-  say("Outputs in " + dir.string() +
-      "/: table.txt, trace.json, lessons.txt, lessons.json, timeline.svg\n"
-      "Open the trace: https://ui.perfetto.dev -> 'Open trace file' -> " +
-      o.trace.string() +
-      " (W/S zoom, A/D pan, click a bar for its args).\nOr look at the picture: " + o.svg.string() + "\n");
+  say(where_to_look(dir, o));
 
   if (cfg_.compare) {
-    CompareOptions co;
-    co.chapter = key;
-    co.platform = cfg_.platform;
-    co.expected_root = cfg_.expected_root;
-    co.facts = fo;
-    const CompareReport cr = compare_run(dir, co);
-    std::cout << render_compare(cr, Format::Text) << std::flush;
     o.compared = true;
-    o.compare_ok = cr.ok();
+    o.compare_ok = compare_with_recording(dir, key, fo);
   }
   if (cfg_.quiet)
     std::cout << key << ": lessons " << lr.passed << " pass, " << lr.failed << " fail, " << lr.not_applicable
               << " not applicable" << (lr.ok() ? "" : " (NOT OK)") << "; outputs in " << dir.string() << "\n";
   ++g_reports_written;
   return o;
+}
+
+bool Run::compare_with_recording(const fs::path& dir, const std::string& key, const FactOptions& fo) const {
+  CompareOptions co;
+  co.chapter = key;
+  co.platform = cfg_.platform;
+  co.expected_root = cfg_.expected_root;
+  co.facts = fo;
+  const CompareReport cr = compare_run(dir, co);
+  std::cout << render_compare(cr, Format::Text) << std::flush;
+  return cr.ok();
 }
 
 int Run::exit_code(const RunOutputs& o) const {

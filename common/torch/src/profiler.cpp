@@ -303,8 +303,8 @@ ti::ProfilerConfig make_config(const ProfilerOptions& o) {
   ti::ExperimentalConfig experimental;
   experimental.verbose = o.with_stack;
   // Python: record_shapes |= with_flops (the formula reads the shapes).
-  return ti::ProfilerConfig(ti::ProfilerState::KINETO, o.record_shapes || o.with_flops,
-                            o.profile_memory, o.with_stack, o.with_flops,
+  return ti::ProfilerConfig(ti::ProfilerState::KINETO, o.record_shapes || o.with_flops, o.profile_memory,
+                            o.with_stack, o.with_flops,
                             /*with_modules=*/false, experimental);
 }
 std::set<ti::ActivityType> make_activities(bool cuda) {

@@ -107,34 +107,6 @@ Variant aoti_variant(const std::string& name, const AotiPackage& pkg,
   return v;
 }
 
-int profile_variants(Run& run, const std::vector<Variant>& vs, const VariantProfile& how,
-                     const std::function<void(size_t, const RunOutputs&)>& reported) {
-  int code = 0;
-  std::filesystem::path reference;  // the reference variant's trace, once it is saved
-  for (size_t i = 0; i < vs.size(); ++i) {
-    const Variant& v = vs[i];
-    if (!v.unavailable.empty() && how.say_unavailable) run.say(v.name + ": unavailable: " + v.unavailable);
-    if (!v.profiled()) continue;  // unavailable here, or timed only
-    run.say("\n==== variant " + v.name + (v.what.empty() ? "" : ": " + v.what) + " ====");
-    auto cycle = run.profile([&] {
-      Annotation a(how.report.annotation);  // record_function(<annotation>)
-      v.step();
-    });
-    ReportOptions ro = how.report;
-    ro.variant = v.name;
-    if (!reference.empty()) {
-      ro.reference_trace = reference;
-      ro.reference_label = how.reference_variant;
-    }
-    if (how.per_variant) how.per_variant(v, ro);
-    const RunOutputs o = run.report(cycle, ro);
-    if (!how.reference_variant.empty() && v.name == how.reference_variant) reference = o.trace;
-    if (reported) reported(i, o);
-    code = std::max(code, run.exit_code(o));
-  }
-  return code;
-}
-
 Timing time_steps(const std::function<void()>& step, bool cuda, int max_steps, double budget_s) {
   using clock = std::chrono::steady_clock;
   if (cuda) synchronize_device();
@@ -166,13 +138,8 @@ std::vector<ApiCounts> census_steps(const std::function<void()>& step, int steps
 
 // ---- the flags and the unprofiled measurements ----------------------------------------------
 
-VariantFlags::VariantFlags(Chapter& ch, std::vector<std::string> names, std::string manifest)
+CensusFlags::CensusFlags(Chapter& ch, std::string manifest)
     : aoti_manifest(std::move(manifest)), chapter_(ch.name()) {
-  names.insert(names.begin(), "all");
-  ch.app()
-      .add_option("--variant", which, "which variant to run")
-      ->check(CLI::IsMember(names))
-      ->capture_default_str();
   ch.app()
       .add_option("--census", census,
                   "CUPTI launch census: before the profiler (works), after it (shows the conflict "
@@ -205,11 +172,10 @@ void take_census(const Run& run, const std::vector<Variant>& vs, std::vector<Var
 }
 }  // namespace
 
-std::vector<VariantRun> VariantFlags::measure(const Run& run, const std::vector<Variant>& vs) const {
+std::vector<VariantRun> CensusFlags::measure(const Run& run, const std::vector<Variant>& vs) const {
   std::vector<VariantRun> runs;
   for (const Variant& v : vs) {
-    if (which == v.name && !v.unavailable.empty())  // asked for by name: a usage error
-      throw UsageError("--variant " + v.name + ": " + v.unavailable);
+    run.refuse(v.name, v.unavailable);  // asked for by name and cannot run here: a usage error
     VariantRun r;
     r.name = v.name;
     r.unavailable = v.unavailable;
@@ -230,18 +196,7 @@ std::vector<VariantRun> VariantFlags::measure(const Run& run, const std::vector<
   return runs;
 }
 
-int VariantFlags::profile(Run& run, const std::vector<Variant>& vs, std::vector<VariantRun>& runs,
-                          VariantProfile how) const {
-  if (!profiles()) return 0;
-  how.say_unavailable = false;  // measure() said it
-  const int code =
-      profile_variants(run, vs, how, [&](size_t i, const RunOutputs& o) { runs[i].trace = o.trace_data; });
-  census_after(run, vs, runs);
-  return code;
-}
-
-void VariantFlags::census_after(const Run& run, const std::vector<Variant>& vs,
-                                std::vector<VariantRun>& runs) const {
+void CensusFlags::after(const Run& run, const std::vector<Variant>& vs, std::vector<VariantRun>& runs) const {
   if (census == "after") take_census(run, vs, runs, "after profiling");
 }
 

@@ -31,7 +31,7 @@ struct TableRow {
   // relative to the trace's start (/1000), durations as end - start, sums in Python's order.
   // The table prints these, so an average on a rounding boundary rounds as Python's does.
   double self_cpu_us = 0, cpu_total_us = 0, self_device_us = 0, device_total_us = 0;
-  int64_t flops = 0;         // with_flops: sum over the calls (torch's formula)
+  int64_t flops = 0;  // with_flops: sum over the calls (torch's formula)
   // profile_memory, in bytes, summed over the calls as Python does: each call's records whose
   // time lies within the call (any thread; allocations > 0, frees < 0), and "self" = that minus
   // the direct children's (negative when the call frees more than it allocates). CPU = records

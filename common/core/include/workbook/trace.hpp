@@ -49,14 +49,17 @@ struct KernelInfo {
 // profiler ran with profile_memory: Kineto's "[memory]" instant event and its args. Event::bytes
 // holds "Bytes" (positive: allocated, negative: freed).
 struct MemoryRecord {
-  int64_t total_allocated = -1;  // "Total Allocated": bytes in use on that device after this record (-1: unknown)
-  int64_t total_reserved = -1;   // "Total Reserved": bytes the caching allocator holds (CPU: 0; -1: unknown)
-  int64_t addr = 0;              // "Addr": the block's address (pairs an allocation with its free)
-  int device_type = -1;          // "Device Type": c10::DeviceType (0 CPU, 1 CUDA, 2 MKLDNN, 5 IDEEP, ...)
-  int device_id = -1;            // "Device Id": -1 for the CPU
+  int64_t total_allocated =
+      -1;  // "Total Allocated": bytes in use on that device after this record (-1: unknown)
+  int64_t total_reserved = -1;  // "Total Reserved": bytes the caching allocator holds (CPU: 0; -1: unknown)
+  int64_t addr = 0;             // "Addr": the block's address (pairs an allocation with its free)
+  int device_type = -1;         // "Device Type": c10::DeviceType (0 CPU, 1 CUDA, 2 MKLDNN, 5 IDEEP, ...)
+  int device_id = -1;           // "Device Id": -1 for the CPU
   // Python's split (profiler.py _cpu_memory_usage / _device_memory_usage): which column it counts in.
   bool on_cpu() const { return device_type == 0 || device_type == 2 || device_type == 5; }
-  bool on_device() const { return device_type == 1 || device_type == 6 || device_type == 12 || device_type == 20; }
+  bool on_device() const {
+    return device_type == 1 || device_type == 6 || device_type == 12 || device_type == 20;
+  }
 };
 
 struct Event {

@@ -14,9 +14,11 @@
 //   * a pattern: a stated condition on `data`, and whether it holds (Pass / Fail), or why it
 //     cannot be judged on this trace (NotApplicable: e.g. a GPU fact on a CPU-only trace),
 //   * evidence: the events, times and steps the value came from, so a reader can find them.
-// Each fact function applies its default pattern: the cheatsheet's symptom (e.g. "Self CUDA
-// total < 0.1 x Self CPU total: overhead-bound"). A chapter's spec restates the pattern it
-// expects (ch04 expects the opposite: compute-bound) and `apply_pattern` re-judges the fact.
+// Each fact is judged by its default pattern, the cheatsheet's symptom, written once in
+// common/lessons/data/cheatsheet.json (e.g. "Self CUDA total < 0.1 x Self CPU total:
+// overhead-bound"); the fact's code has no threshold of its own, and its explanation reads that
+// verdict. A chapter's spec states the pattern it expects (ch04 expects the opposite:
+// compute-bound) and `apply_pattern` re-judges the fact.
 #pragma once
 
 #include <cstdint>
@@ -82,22 +84,36 @@ struct Fact {
   std::string devices;
 };
 
-// What the trace cannot say and the caller knows: the problem that ran.
-// The product a chapter runs, for napkin math and throughput. Build one with a named
-// constructor: Problem::square(n, batch, dtype_bytes) or Problem::gemm(m, k, n, dtype_bytes).
+// What the trace cannot say and the caller knows: the problem that ran, for napkin math and
+// throughput. Build one with a named constructor, Problem::square(n, batch, dtype_bytes) or
+// Problem::gemm(m, k, n, dtype_bytes), or set its fields by name: it is not an aggregate, so a
+// positional Problem{64, 1, 2} does not compile (which number was which?).
 struct Problem {
-  // Square products: N x N matrices. Rectangular ones: the output's columns (the weight is
-  // k x n). 0: unknown (throughput -> not applicable).
-  int64_t n = 0;
-  int64_t batch = 1;    // leading batch dimension (bmm)
-  int dtype_bytes = 2;  // 2: bf16/fp16, 4: fp32
-  // Rectangular products (chapters 06-07): x is m x k, the weight k x n (nn.Linear(k, n) on m
-  // rows; the GeGLU MLP: m tokens, k = dim, n = hidden). 0: the square N x N above.
-  int64_t m = 0, k = 0;
-
-  static Problem square(int64_t n, int64_t batch, int dtype_bytes) { return {n, batch, dtype_bytes, 0, 0}; }
+  Problem() {}  // user-provided: no positional aggregate initialisation
+  static Problem square(int64_t n, int64_t batch, int dtype_bytes) {
+    Problem p;
+    p.n = n;
+    p.batch = batch;
+    p.dtype_bytes = dtype_bytes;
+    return p;
+  }
   // x [m, k] times a weight [k, n]: nn.Linear(in_features = k, out_features = n) on m rows.
-  static Problem gemm(int64_t m, int64_t k, int64_t n, int dtype_bytes) { return {n, 1, dtype_bytes, m, k}; }
+  static Problem gemm(int64_t m, int64_t k, int64_t n, int dtype_bytes) {
+    Problem p = square(n, 1, dtype_bytes);
+    p.m = m;
+    p.k = k;
+    return p;
+  }
+
+  // The output's columns: N of the N x N matrices of a square product (m = k = 0), or the
+  // weight's columns of a rectangular one (x [m, k] times a weight [k, n]). 0: unknown
+  // (throughput -> not applicable).
+  int64_t n = 0;
+  int64_t batch = 1;    // leading batch dimension (bmm): batch products of the size above
+  int dtype_bytes = 2;  // 2: bf16/fp16, 4: fp32
+  // Rectangular products (chapters 06-07): x is m x k (nn.Linear(k, n) on m rows; the GeGLU
+  // MLP: m tokens, k = dim, n = hidden). 0: a square product, m = k = n.
+  int64_t m = 0, k = 0;
 };
 
 struct FactOptions {
@@ -120,9 +136,10 @@ struct FactOptions {
 };
 
 // ---- the facts (each applies its default pattern) -------------------------------------
-// One list, in teaching order: view_facts() in common/lessons/src/lessons.cpp (id, title,
-// default pattern, the measurement). Ids: overhead_bound, step_widths, dead_window,
-// dispatch_chain, launch_path, ... (all_facts() lists them; docs/cheatsheet.md explains each).
+// One list, in teaching order: view_facts() in common/lessons/src/lessons.cpp (id, title, the
+// measurement; the default patterns are in common/lessons/data/cheatsheet.json). Ids: overhead_bound,
+// step_widths, dead_window, dispatch_chain, launch_path, ... (all_facts() lists them; docs/cheatsheet.md
+// explains each).
 struct FactInfo {
   std::string_view id;
   std::string_view title;

@@ -1,16 +1,27 @@
 // What every chapter program shares: its flags, their validation (before any work), device and
-// dtype selection, the profiled loop, and the outputs (table.txt, trace.json, timeline.svg,
-// lessons) written atomically into --out.
-//
-// A chapter's main.cpp stays short (chapters/01_cold_64/main.cpp is the whole of one):
+// dtype selection, and the outputs (table.txt, trace.json, timeline.svg, lessons) written
+// atomically into --out. The profiled loop is the chapter's own, in sight, as in Python
+// (chapters/01_cold_64/main.cpp is the whole of one):
 //
 //   int main(int argc, char** argv) {
 //     wb::Chapter ch{"01_cold_64", "Chapter 01: a cold 64x64 matmul + add, profiled"};
 //     return ch.main(argc, argv, [](wb::Run& run) {
-//       auto x = torch::randn({run.size(), run.size()}, run.options());
+//       auto x = torch::randn({64, 64}, run.options());  // --size, --device, --dtype
 //       ...
-//       auto cycle = run.profile([&] { wb::Annotation a("matmul_add"); ... });
-//       return run.exit_code(run.report(cycle));  // 3 under --check when a lesson fails
+//       wb::ProfilerOptions opts;
+//       opts.schedule = run.schedule();  // --schedule W,WU,A
+//       opts.cuda = run.on_cuda();
+//       wb::Profiler prof(opts);
+//       prof.start();
+//       for (int i = 0; i < run.schedule().total_steps(); ++i) {
+//         { wb::Annotation a("matmul_add"); ... }
+//         prof.step();
+//         run.stop_if_interrupted();  // Ctrl-C: stop here, before any output is written
+//       }
+//       prof.stop();
+//       // table.txt, trace.json, timeline.svg, lessons; the exit code: 0, 3 under --check when a
+//       // lesson fails (or --compare finds a difference)
+//       return run.exit_code(run.report(prof.results().back()));
 //     });
 //   }
 #pragma once
@@ -55,11 +66,9 @@ struct SizeForDevice {
 struct ChapterConfig {
   int64_t size = 64;
   SizeForDevice size_for_device;
-  int64_t batch = 1;       // leading axis of x, w, b; the memory check counts batch*N*N
-  std::string batch_help;  // non-empty: main() adds --batch B (1..65536) with this help
-  std::string size_help = "matrix size N (N x N matrices)";  // --size's line in --help
-  std::string dtype = "auto";                                // auto | bf16 | fp16 | fp32
-  std::string device = "auto";                               // auto | cpu | cuda
+  int64_t batch = 1;  // leading axis B of x, w, b (chapter 03 adds --batch): the memory check counts B*N*N
+  std::string dtype = "auto";   // auto | bf16 | fp16 | fp32
+  std::string device = "auto";  // auto | cpu | cuda
   std::string schedule = "1,1,3,1";
   int warmup_iters = 0;       // untimed iterations a chapter runs before profiling (--warmup-iters)
   std::filesystem::path out;  // default: out/<chapter name>
@@ -93,29 +102,32 @@ struct Experiment {
   std::string what;      // one line for --help
 };
 
-// What the report needs beyond the flags: the problem the trace cannot tell (for napkin math
-// and % of peak), and what the timeline picture should call out.
+// A second profiled run the lessons compare a run with (chapter 03: the 2-D workload next to
+// the batched one), saved next to trace.json as `file`.
+struct ReferenceRun {
+  CycleResult* cycle = nullptr;  // none: no reference (or `saved`)
+  std::string file = "trace_reference.json";
+  std::string label = "reference";
+  // Or a trace already saved by this run (chapter 07: the eager variant's), read from there
+  // when `cycle` is null; the lessons record its path relative to this report's folder.
+  std::filesystem::path saved;
+};
+
+// What the report needs beyond the flags: what the trace cannot tell (the annotation to look
+// into, the problem for napkin math and % of peak), and where a variant's report goes.
 struct ReportOptions {
-  int64_t batch = 1;
   std::string annotation = "matmul_add";
-  std::string title;  // picture title; default "<chapter> on <device>"
-  // A second profiled run the lessons compare this one with (chapter 03: the 2-D workload next
-  // to the batched one), saved next to trace.json as `reference_file`.
-  CycleResult* reference = nullptr;
-  std::string reference_file = "trace_reference.json";
-  std::string reference_label = "reference";
-  // Or a trace already saved (another variant of the same run, chapter 07: eager's), read from
-  // there; used when `reference` is null.
-  std::filesystem::path reference_trace;
-  // For a chapter that profiles several variants of one workload (chapter 05): report into
+  // The problem the lessons judge (napkin math, throughput): n = 0 means the square --size
+  // problem, batch 1 (chapter 03 sets its batch, chapters 06-07 m, k, n). dtype_bytes is always
+  // the run's.
+  Problem problem;
+  // The napkin math printed before the table, given the device's name; empty: napkin_math.
+  std::function<std::string(const std::string& device_name)> napkin;
+  // For a chapter that profiles several variants of one workload (chapters 05-07): report into
   // --out/<variant>/, judge with the lesson spec "<chapter>/<variant>", and --compare with
   // expected_output/<platform>/<chapter>/<variant>/. Empty: the chapter's own folder and spec.
   std::string variant;
-  // The problem the lessons judge (napkin math, throughput) when it is not square: n > 0
-  // replaces --size/--batch (chapters 06-07 set m, k, n). dtype_bytes is always the run's.
-  Problem problem;  // n = 0: from --size/--batch
-  // The napkin math printed before the table, given the device's name; empty: napkin_math.
-  std::function<std::string(const std::string& device_name)> napkin;
+  ReferenceRun reference;
 };
 
 // What a chapter run produced (paths under --out, and the verdicts), and the trace as the
@@ -147,10 +159,10 @@ class Chapter {
   CLI::App& app() { return *app_; }
   // Declares an experiment (see Experiment); main() adds --experiment and --list-experiments.
   void experiment(std::string name, std::string schedule, std::string what);
-  // Declares the variants of a chapter that profiles one workload several ways (chapters 06,
-  // 07): main() adds --variant (all, or one of `names`; `help` is its line in --help) and each
-  // shortcut's flag. Run::wants() says which to build, Run::refuse() refuses one asked for by
-  // name that cannot run here. (Chapter 05's wb::VariantFlags adds its own, with --census.)
+  // Declares the variants of a chapter that profiles one workload several ways (chapters
+  // 05-07): main() adds --variant (all, or one of `names`; `help` is its line in --help) and
+  // each shortcut's flag. Run::wants() says which to build, Run::refuse() refuses one asked for
+  // by name that cannot run here.
   void variants(std::vector<std::string> names, std::string help,
                 std::vector<VariantShortcut> shortcuts = {});
 
@@ -161,6 +173,8 @@ class Chapter {
   int main(int argc, char** argv, const std::function<int(Run&)>& body);
 
  private:
+  void add_declared_flags(bool& list_experiments);
+
   std::string name_, title_;
   ChapterConfig cfg_;
   std::unique_ptr<CLI::App> app_;
@@ -191,10 +205,9 @@ class Run {
   bool wants(const std::string& name) const { return cfg_.variant == "all" || cfg_.variant == name; }
   void refuse(const std::string& name, const std::string& why_not) const;
 
-  // Runs `step` schedule.total_steps() times under the profiler (one ProfilerStep each) and
-  // returns the last cycle's result. repeat=0 schedules run one cycle.
-  // profile_memory: ProfilerOptions::profile_memory (the exercises of chapter 08 ask for it).
-  CycleResult profile(const std::function<void()>& step, bool profile_memory = false);
+  // Call once per step of a profiled loop: after Ctrl-C (SIGINT) or SIGTERM it throws, which
+  // unwinds the profiler cleanly and leaves --out as it was (Chapter::main exits 130 or 143).
+  void stop_if_interrupted() const;
 
   // Writes into --out (each file atomically, under a lock on the folder):
   //   trace.json    the Chrome trace (Perfetto)
@@ -218,6 +231,10 @@ class Run {
   void say(const std::string& text) const;
 
  private:
+  // --compare: the report in `dir` against expected_output/<platform>/<key>/; prints the result.
+  bool compare_with_recording(const std::filesystem::path& dir, const std::string& key,
+                              const FactOptions& fo) const;
+
   const Chapter& ch_;
   ChapterConfig cfg_;
   Schedule schedule_;

@@ -1,13 +1,16 @@
-// One workload computed several ways, each a "variant" with its own step (chapter 05: eager,
-// addmm, an AOTInductor package, a CUDA graph), measured the same way:
+// One workload computed several ways, each a "variant" with its own step. The chapter declares
+// them (Chapter::variants adds --variant; Run::wants says which to build, Run::refuse refuses
+// one asked for by name that cannot run here) and profiles each in its own loop, in sight.
+// Chapter 05 also measures them without the profiler first (CensusFlags):
 //
-//   wb::VariantFlags flags(ch, {"eager", "addmm"}, manifest);  // --variant, --census, --aoti-manifest
+//   ch.variants({"eager", "addmm"}, "which variant to run");
+//   wb::CensusFlags census(ch, manifest);        // --census, --aoti-manifest
 //   ...
 //   std::vector<wb::Variant> vs{wb::step_variant("eager", "add(matmul(x, w), b)", step), ...};
-//   auto runs = flags.measure(run, vs);            // unprofiled: CPU time per step, CUPTI census
-//   int code = flags.profile(run, vs, runs, {});   // each on its own (profile_variants), then
-//                                                  // --census after: shows the conflict with Kineto
-//   return std::max(code, run.report_across(runs)); // the lessons across variants
+//   auto runs = census.measure(run, vs);         // unprofiled: CPU time per step, CUPTI census
+//   for (each profiled variant) { the profiled loop; run.report(...) }
+//   census.after(run, vs, runs);                 // --census after: the conflict with Kineto
+//   return std::max(code, run.report_across(runs));  // the lessons across variants
 //
 // Everything unprofiled runs before the first profiler: Kineto keeps CUPTI's one subscriber
 // slot once it has started, and a census after it can only report the conflict.
@@ -79,47 +82,25 @@ Timing time_steps(const std::function<void()>& step, bool cuda, int max_steps = 
 // (unavailable, or a conflict with another CUPTI subscriber such as Kineto).
 std::vector<ApiCounts> census_steps(const std::function<void()>& step, int steps, bool cuda);
 
-// How profile_variants profiles and reports each variant.
-struct VariantProfile {
-  // Every variant's report options; `variant` is set to each variant's name, and the step runs
-  // under wb::Annotation(report.annotation).
-  ReportOptions report;
-  std::function<void(const Variant&, ReportOptions&)> per_variant;  // optional: a variant's own options
-  bool say_unavailable = true;  // say why a variant cannot run here (false: VariantFlags::measure did)
-  // Non-empty: the variant every later one is compared with (chapter 07: "eager"); its saved
-  // trace becomes their ReportOptions::reference_trace (FactOptions::reference for the lessons).
-  std::string reference_variant;
-};
-
-// Profiles each profiled variant on its own, into out/<variant>/: a "==== variant" banner (with
-// `what` when set), run.profile of one step under the annotation, run.report. `reported` sees
-// each variant's outputs (its index in `vs`). Returns the worst exit code of the reports.
-int profile_variants(Run& run, const std::vector<Variant>& vs, const VariantProfile& how,
-                     const std::function<void(size_t, const RunOutputs&)>& reported = {});
-
-// A chapter's variant flags and the unprofiled half of the protocol.
-class VariantFlags {
+// Chapter 05's flags for the unprofiled half of its protocol (the variants themselves are
+// Chapter::variants').
+class CensusFlags {
  public:
-  // Adds --variant (all or one of `names`), --census (before|after|only|off) and
-  // --aoti-manifest (default `manifest`) to the chapter's flags.
-  VariantFlags(Chapter& ch, std::vector<std::string> names, std::string manifest);
+  // Adds --census (before|after|only|off) and --aoti-manifest (default `manifest`).
+  CensusFlags(Chapter& ch, std::string manifest);
 
-  bool wants(const std::string& name) const { return which == "all" || which == name; }
-  bool profiles() const { return census != "only"; }
+  bool profiles() const { return census != "only"; }  // --census only: no profiling
   // The manifest at --aoti-manifest (read_aoti_manifest; its build target is <chapter>_aoti).
   AotiPackage aoti_package() const { return read_aoti_manifest(aoti_manifest, chapter_ + "_aoti"); }
 
   // Times every available variant (one VariantRun per variant, in order; a variant asked for
-  // by --variant that cannot run here is a UsageError), then with --census before|only counts
-  // each profiled variant's API calls.
+  // by --variant that cannot run here is a UsageError: Run::refuse), then with --census
+  // before|only counts each profiled variant's API calls.
   std::vector<VariantRun> measure(const Run& run, const std::vector<Variant>& vs) const;
-  // Unless --census only: profile_variants (each trace into runs[i].trace), then census_after.
-  int profile(Run& run, const std::vector<Variant>& vs, std::vector<VariantRun>& runs,
-              VariantProfile how) const;
   // --census after: the census once the profiler has run (it reports the conflict).
-  void census_after(const Run& run, const std::vector<Variant>& vs, std::vector<VariantRun>& runs) const;
+  void after(const Run& run, const std::vector<Variant>& vs, std::vector<VariantRun>& runs) const;
 
-  std::string which = "all", census = "before";
+  std::string census = "before";
   std::filesystem::path aoti_manifest;
 
  private:

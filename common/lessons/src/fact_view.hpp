@@ -1,5 +1,9 @@
-// Private helpers of the lesson facts: time arithmetic, the "active window" view of a trace,
-// kernel classification and call-tree rendering. Not part of the public API.
+// What every lesson fact measures on: the View of a trace (its steps, and the device work
+// launched in them), with the helpers the facts share (time arithmetic, kernel classification,
+// call-tree rendering), and the skeleton of a fact (ViewFact). Not part of the public API.
+// The facts themselves, one family per file: facts_overhead.cpp, facts_steps.cpp,
+// facts_launches.cpp, facts_kernels.cpp, facts_throughput.cpp, facts_part2.cpp (Part 2's),
+// facts_across.cpp (across variants); lessons.cpp lists them (view_facts()).
 #pragma once
 
 #include <algorithm>
@@ -65,9 +69,10 @@ class View {
   std::vector<KClass> kclass_;
 };
 
-// ---- how a fact is written: a measurement (a function) and a head (a row of its file's table).
-// The measurement fills `f` (data, value, explanation, evidence, detail) and returns kMeasured,
-// or why this trace cannot tell: the fact is then not applicable, keeping what was filled.
+// ---- how a fact is written: a measurement (a function) and a row of view_facts().
+// The measurement fills `f` (data, value, evidence, detail; the explanation when it does not
+// read the verdict) and returns kMeasured, or why this trace cannot tell: the fact is then not
+// applicable, keeping what was filled.
 constexpr const char* kMeasured = "";
 // The usual last line of a measurement: its explanation, then kMeasured.
 inline std::string measured(Fact& f, std::string explanation) {
@@ -76,17 +81,35 @@ inline std::string measured(Fact& f, std::string explanation) {
 }
 using Measure = std::string (*)(const View& v, const FactOptions& o, Fact& f);
 
+// The explanation of a fact, read from its default pattern's verdict, so that the pattern's
+// numbers are written once (in cheatsheet.json): what it means when the pattern holds, when it
+// fails (and the same under the general rules, FactOptions::general, where they say it
+// otherwise). None: the measurement writes its own, one that restates no threshold.
+struct Reading {
+  Reading() = default;
+  Reading(std::string holds, std::string fails, std::string general_holds = "",
+          std::string general_fails = "")
+      : holds(std::move(holds)),
+        fails(std::move(fails)),
+        general_holds(std::move(general_holds)),
+        general_fails(std::move(general_fails)) {}
+  std::string holds, fails, general_holds, general_fails;
+};
+
 // One lesson fact. fn() is the one skeleton every fact shares: start (id, title, the default
-// pattern), the CPU-only check, the measurement, then finish (judge it against the default
-// pattern) or not_measurable.
+// pattern from the cheatsheet), the CPU-only check, the measurement, then finish (judge it
+// against the default pattern, and read the explanation from that verdict) or not_measurable.
 struct ViewFact {
   std::string_view id;
   std::string title;
-  Pattern pattern;       // the default; its text may name {annotation}, {outlier_factor} ({{: a brace)
   std::string cpu_only;  // non-empty: a CPU-only trace has nothing to measure, for this reason
   Measure measure;
+  Reading reading;
   Fact fn(const View& v, const FactOptions& o) const;
 };
+// A fact's default pattern: its entry in common/lessons/data/cheatsheet.json (compiled in; its
+// text may name {annotation}, {outlier_factor}, {{ for a brace). Every fact has one.
+const Pattern& default_pattern(std::string_view fact);
 const std::vector<ViewFact>& view_facts();  // lessons.cpp: in teaching order, like all_facts()
 // Throws std::invalid_argument naming the known ids when `id` is unknown.
 Fact compute_fact(std::string_view id, const View& v, const FactOptions& o);
@@ -148,20 +171,41 @@ using Op = Condition::Op;
 }  // namespace wb::lessons_detail
 
 namespace wb {
-// The measurements written outside lessons.cpp, for its view_facts(): chapters 02-05's
-// (facts_chapters.cpp) and Part 2's (facts_part2.cpp).
-std::string measure_kernel_gaps(const lessons_detail::View& v, const FactOptions& o, Fact& f);
-std::string measure_cpu_shares(const lessons_detail::View& v, const FactOptions& o, Fact& f);
-std::string measure_batch_chain(const lessons_detail::View& v, const FactOptions& o, Fact& f);
-std::string measure_step_cpu(const lessons_detail::View& v, const FactOptions& o, Fact& f);
-std::string measure_view_ops(const lessons_detail::View& v, const FactOptions& o, Fact& f);
-std::string measure_work_per_step(const lessons_detail::View& v, const FactOptions& o, Fact& f);
-std::string measure_gemm_tiles(const lessons_detail::View& v, const FactOptions& o, Fact& f);
-std::string measure_pointwise_traffic(const lessons_detail::View& v, const FactOptions& o, Fact& f);
-// Chapter 07's fusion facts (facts_fusion.cpp).
-std::string measure_fusion_pays(const lessons_detail::View& v, const FactOptions& o, Fact& f);
-std::string measure_pointwise_bytes_bound(const lessons_detail::View& v, const FactOptions& o, Fact& f);
-std::string measure_runner_waits(const lessons_detail::View& v, const FactOptions& o, Fact& f);
-// The memory facts (facts_memory.cpp, profile_memory), appended to view_facts().
+// The measurements, by family (each file says what its family teaches); view_facts() in
+// lessons.cpp lists them in teaching order.
+using lessons_detail::View;
+// facts_overhead.cpp: where the CPU's time goes
+std::string measure_overhead_bound(const View& v, const FactOptions& o, Fact& f);
+std::string measure_cpu_shares(const View& v, const FactOptions& o, Fact& f);
+std::string measure_step_cpu(const View& v, const FactOptions& o, Fact& f);
+std::string measure_hot_ops(const View& v, const FactOptions& o, Fact& f);
+std::string measure_compile_markers(const View& v, const FactOptions& o, Fact& f);
+// facts_steps.cpp: steps and windows
+std::string measure_step_widths(const View& v, const FactOptions& o, Fact& f);
+std::string measure_dead_window(const View& v, const FactOptions& o, Fact& f);
+std::string measure_kernel_gaps(const View& v, const FactOptions& o, Fact& f);
+std::string measure_end_sync(const View& v, const FactOptions& o, Fact& f);
+std::string measure_profiler_artefacts(const View& v, const FactOptions& o, Fact& f);
+// facts_launches.cpp: launches and the dispatch chain
+std::string measure_dispatch_chain(const View& v, const FactOptions& o, Fact& f);
+std::string measure_batch_chain(const View& v, const FactOptions& o, Fact& f);
+std::string measure_launch_path(const View& v, const FactOptions& o, Fact& f);
+std::string measure_copies_next_to_launch(const View& v, const FactOptions& o, Fact& f);
+std::string measure_launch_latency(const View& v, const FactOptions& o, Fact& f);
+// facts_kernels.cpp: kernels and their footprints
+std::string measure_kernel_footprint(const View& v, const FactOptions& o, Fact& f);
+std::string measure_kernel_durations(const View& v, const FactOptions& o, Fact& f);
+// facts_throughput.cpp: achieved FLOP/s against the peak
+std::string measure_throughput(const View& v, const FactOptions& o, Fact& f);
+// facts_part2.cpp: Part 2 (nn.Linear, the GeGLU MLP)
+std::string measure_view_ops(const View& v, const FactOptions& o, Fact& f);
+std::string measure_work_per_step(const View& v, const FactOptions& o, Fact& f);
+std::string measure_gemm_tiles(const View& v, const FactOptions& o, Fact& f);
+std::string measure_pointwise_traffic(const View& v, const FactOptions& o, Fact& f);
+// facts_fusion.cpp: chapter 07's fusion race (does the fused kernel pay, on time)
+std::string measure_fusion_pays(const View& v, const FactOptions& o, Fact& f);
+std::string measure_pointwise_bytes_bound(const View& v, const FactOptions& o, Fact& f);
+std::string measure_runner_waits(const View& v, const FactOptions& o, Fact& f);
+// facts_memory.cpp: profile_memory (the allocator, activations, optimizer state), appended to view_facts()
 const std::vector<lessons_detail::ViewFact>& memory_view_facts();
 }  // namespace wb

@@ -1,134 +1,69 @@
-// Lesson facts that chapters 02-04 used to compute in their own headers: the GPU's idle time
-// between the kernels of each step (02), where a CPU step's time goes (04, CPU edition), and
-// what a batch axis adds to the dispatch chain compared with the 2-D run (03); and the CPU time
-// per step with the share outside the aten ops (05: what torch.compile's layers cost).
+// Lesson facts about overhead: where the CPU's time goes. Is the run overhead-bound (Self CUDA
+// vs Self CPU), which share of a CPU step is compute (the CPU edition), what the layers around
+// the ops cost per step (torch.compile's guards, a runner), which op is a hot loop, and whether
+// torch.compile's rows are there at all.
+//
+//   overhead_bound, cpu_shares, step_cpu, hot_ops, compile_markers
+//
+// Registered in lessons.cpp (view_facts()); their default patterns are in
+// common/lessons/data/cheatsheet.json, the chapters' in chapters/NN_name/lessons.json.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "lessons_detail.hpp"
+#include "fact_view.hpp"
+#include "workbook/lessons.hpp"
 #include "workbook/rules.hpp"
+#include "workbook/table.hpp"
 
 namespace wb {
 
 using nlohmann::json;
 using namespace lessons_detail;
 
-namespace {
-// Profiler bookkeeping Kineto draws on the device rows (category "overhead").
-bool is_profiler_overhead(const Event& e) {
-  return e.category == "overhead" || e.name == "Activity Buffer Request";
-}
-std::string short_kernel_name(const std::string& name) {
-  std::string s = name.rfind("void ", 0) == 0 ? name.substr(5) : name;
-  const auto cut = s.find_first_of("<(");
-  if (cut != std::string::npos && cut > 0) s = s.substr(0, cut);
-  return short_name(s);
-}
-// One step's largest idle gap between two pieces of its device work (in start order): the
-// kernels on either side, whether a profiler event overlaps it, and how late the CPU launched
-// the work after it.
-json largest_gap(const TraceModel& m, const std::vector<EventIdx>& work,
-                 const std::vector<const Event*>& overhead) {
-  double largest = 0;
-  std::string before, after;
-  bool profiler_inside = false;
-  json launch_late = nullptr;  // the next kernel's launch call started this long after the GPU went idle
-  int64_t busy_until = m.at(work.front()).end_ns();
-  for (size_t k = 1; k < work.size(); ++k) {
-    const Event& next = m.at(work[k]);
-    const double gap = us(next.start_ns - busy_until);
-    if (gap > largest) {
-      largest = gap;
-      before = m.at(work[k - 1]).name;
-      after = next.name;
-      profiler_inside = false;
-      for (const Event* o : overhead)
-        if (o->start_ns < next.start_ns && o->end_ns() > busy_until) profiler_inside = true;
-      const auto l = m.launcher(work[k]);
-      launch_late = l ? json(r3(us(m.at(*l).start_ns - busy_until))) : json(nullptr);
-    }
-    busy_until = std::max(busy_until, next.end_ns());
-  }
-  return {{"device_events", work.size()},
-          {"largest_gap_us", r3(largest)},
-          {"before", before},
-          {"after", after},
-          {"profiler_event_inside", profiler_inside},
-          {"launch_late_us", launch_late}};
-}
-}  // namespace
-
-// ---- GPU idle between the kernels of each step ------------------------------------------
-std::string measure_kernel_gaps(const View& v, const FactOptions&, Fact& f) {
+// ---- 1. overhead-bound vs compute-bound ------------------------------------------------
+std::string measure_overhead_bound(const View& v, const FactOptions&, Fact& f) {
   const TraceModel& m = v.m;
-  constexpr double kFactor = 2.0, kFloorUs = 2.0;
-  std::vector<const Event*> overhead;
-  int requests = 0;
-  double request_us = 0;
-  for (const auto& e : m.trace().events) {
-    if (e.name == "Activity Buffer Request") {
-      requests++;
-      request_us += us(e.dur_ns);
-    }
-    if (is_profiler_overhead(e)) overhead.push_back(&e);
+  // The table's footers, summed the way Python sums them.
+  int64_t cpu_ns = 0, cuda_ns = 0;
+  for (const auto& row : key_averages(m.trace())) {
+    cpu_ns += row.self_cpu_ns;
+    if (row.on_device && !row.is_user_annotation) cuda_ns += row.self_device_ns;
   }
-  // Device work grouped by the step that launched it (v.device is in start order).
-  std::map<int, std::vector<EventIdx>> by_step;
-  for (EventIdx d : v.device)
-    if (int s = v.step_number(d); s >= 0) by_step[s].push_back(d);
-  json steps = json::array();
-  std::vector<double> gaps;
-  std::string table;
-  for (const auto& [step, work] : by_step) {
-    if (work.size() < 2) continue;
-    json s = largest_gap(m, work, overhead);
-    s["step"] = step;
-    gaps.push_back(s["largest_gap_us"].get<double>());
-    steps.push_back(std::move(s));
+  const double cpu = us(cpu_ns), cuda = us(cuda_ns);
+  f.data["self_cpu_total_us"] = r3(cpu);
+  f.data["self_cuda_total_us"] = r3(cuda);
+  if (!v.gpu) {
+    f.value = fmt::format("Self CPU total {}, no device time", us_str(cpu));
+    return "CPU-only trace: no device time to compare with";
   }
-  if (gaps.empty()) return "no step launched two or more device events";
-  const double med = median(gaps);
-  json unusual = json::array();
-  for (auto& s : steps) {
-    const double g = s["largest_gap_us"].get<double>();
-    const bool odd = g > kFactor * med && g > med + kFloorUs;
-    s["unusual"] = odd;
-    if (odd) unusual.push_back(s["step"]);
-    table +=
-        fmt::format("  ProfilerStep#{:<3} {:>10}  {} -> {}{}{}\n", s["step"].get<int>(), us_str(g),
-                    short_kernel_name(s["before"]), short_kernel_name(s["after"]), odd ? "   <- unusual" : "",
-                    s["profiler_event_inside"].get<bool>() ? " (a profiler event overlaps it)" : "");
-  }
-  f.detail = "GPU idle between the kernels of each step (largest gap per step):\n" + table;
-  f.data["steps"] = steps;
-  f.data["median_gap_us"] = r3(med);
-  f.data["unusual_steps"] = unusual.size();
-  f.data["unusual_step_numbers"] = unusual;
-  f.data["first_step_unusual"] = !steps.empty() && steps.front()["unusual"].get<bool>();
-  const double first = gaps.front();
-  const double max_rest = gaps.size() > 1 ? *std::max_element(gaps.begin() + 1, gaps.end()) : 0;
-  f.data["first_gap_us"] = r3(first);
-  // > 0: the kernel after the first step's widest gap was launched only after the GPU had gone
-  // idle, so the CPU was late (the gap is the CPU's, not a stall on the device).
-  f.data["first_gap_launch_late_us"] = steps.front()["launch_late_us"];
-  f.data["first_gap_profiler_event_inside"] = steps.front()["profiler_event_inside"];
-  f.data["widest_is_first"] = first >= max_rest;
-  f.data["first_over_max_rest"] = max_rest > 0 ? json(r3(first / max_rest)) : json(nullptr);
-  f.data["activity_buffer_requests"] = requests;
-  f.data["activity_buffer_request_us"] = r3(request_us);
-  f.data["rule"] =
-      fmt::format("unusual: > {}x the median step's largest gap and > {} us above it", kFactor, kFloorUs);
-  f.value = fmt::format("median largest gap per step {}; {} unusual step{}{}", us_str(med), unusual.size(),
-                        unusual.size() == 1 ? "" : "s", unusual.empty() ? "" : " (" + unusual.dump() + ")");
-  return measured(f, unusual.empty() ? "the GPU idles about as long in every step"
-                                     : "one step's kernels wait longer for each other: look for a profiler "
-                                       "event (Activity Buffer Request) or one-time work in that step");
+  if (cpu <= 0) return "no CPU time recorded";
+
+  const Interval win = v.active_window();
+  const double busy = us(union_ns(m, v.device, win));
+  const double span = us(win.end - win.start);
+  const double ratio = cuda / cpu;
+  const double busy_frac = span > 0 ? busy / span : 0;
+  f.data["cuda_cpu_ratio"] = r3(ratio);
+  f.data["window_us"] = r3(span);
+  f.data["gpu_busy_us"] = r3(busy);
+  f.data["gpu_busy_fraction"] = r3(busy_frac);
+  f.data["gpu_idle_fraction"] = r3(1 - busy_frac);
+  f.value = fmt::format(
+      "Self CUDA {} / Self CPU {} = {:.3f}; GPU busy {:.1f}% of the {} active "
+      "window",
+      us_str(cuda), us_str(cpu), ratio, 100 * busy_frac, us_str(span));
+  add_evidence(f, fmt::format("active window {} .. {} (first ProfilerStep start to the last "
+                              "device event it launched)",
+                              v.at(win.start), v.at(win.end)));
+  add_evidence(f,
+               fmt::format("{} device events in the window, busy (union) {}", v.device.size(), us_str(busy)));
+  return kMeasured;
 }
 
 // ---- any trace (inspect, general rules): where a CPU step's time goes, by kind of work -------
@@ -230,10 +165,7 @@ std::string measure_cpu_classes(const View& v, const FactOptions& o, Fact& f) {
   for (size_t i = 0; i < others.size() && i < 3; ++i)
     add_evidence(f, fmt::format("op with no class: {} {:.1f}% of {}", others[i].second,
                                 100 * others[i].first / t.total, what));
-  return measured(f, overhead < 0.02
-                         ? "the arithmetic is the step: the run is compute-bound"
-                         : "a visible share of the step runs no compute op: dispatch, allocation and "
-                           "the code between the ops; bigger work per op amortizes it");
+  return kMeasured;
 }
 }  // namespace
 
@@ -283,112 +215,7 @@ std::string measure_cpu_shares(const View& v, const FactOptions& o, Fact& f) {
       "overhead {:.2f}%, GEMM op {:.1f}%, aten::add {:.1f}% of '{}' (medians over {} "
       "steps){}",
       100 * median(rest), 100 * median(gemm), 100 * median(add), o.annotation, gemm.size(), rate);
-  return measured(f, median(rest) < 0.02 ? "the arithmetic is the step: the run is compute-bound"
-                                         : "a visible share of the step is dispatch and allocation: "
-                                           "the work is small for the per-call overhead");
-}
-
-// ---- a batch axis in the dispatch chain: this run vs the 2-D reference ----------------------
-namespace {
-struct Chain {
-  int steps = 0;
-  std::string gemm_op;  // the GEMM op aten::matmul calls
-  double ops = 0;       // aten ops under the annotation, per step
-  double shape_us = 0;  // median time aten::matmul spends outside its GEMM op
-  double gemm_kernels = 0;
-  std::array<int, 3> grid{0, 0, 0};
-  long long blocks() const { return 1LL * grid[0] * grid[1] * grid[2]; }
-};
-Chain chain_of(const View& v, const std::string& annotation) {
-  const TraceModel& m = v.m;
-  Chain c;
-  std::vector<double> shape;
-  int ops = 0, kernels = 0;
-  for (EventIdx a : v.annotations(annotation)) {
-    c.steps++;
-    std::vector<EventIdx> todo(m.children(a).begin(), m.children(a).end());
-    while (!todo.empty()) {
-      const EventIdx i = todo.back();
-      todo.pop_back();
-      const Event& e = m.at(i);
-      for (EventIdx ch : m.children(i)) todo.push_back(ch);
-      if (e.kind == Kind::CpuOp) ops++;
-      if (e.name != "aten::matmul") continue;
-      double inner = 0;
-      for (EventIdx g : m.children(i)) {
-        if (!is_gemm_op(m.at(g).name)) continue;
-        inner += us(m.at(g).dur_ns);
-        c.gemm_op = m.at(g).name;
-        std::vector<EventIdx> calls(m.children(g).begin(), m.children(g).end());
-        while (!calls.empty()) {
-          const EventIdx r = calls.back();
-          calls.pop_back();
-          for (EventIdx cc : m.children(r)) calls.push_back(cc);
-          for (EventIdx d : m.launched(r)) {
-            if (classify(m.at(d)) != KernelClass::Gemm) continue;
-            kernels++;
-            if (c.grid[0] == 0 && m.at(d).kernel) c.grid = m.at(d).kernel->grid;
-          }
-        }
-      }
-      shape.push_back(us(e.dur_ns) - inner);
-    }
-  }
-  if (c.steps == 0) return c;
-  c.ops = static_cast<double>(ops) / c.steps;
-  c.shape_us = median(shape);
-  c.gemm_kernels = static_cast<double>(kernels) / c.steps;
-  return c;
-}
-json chain_json(const Chain& c) {
-  return {{"gemm_op", c.gemm_op},
-          {"ops_per_step", r3(c.ops)},
-          {"outside_gemm_us", r3(c.shape_us)},
-          {"gemm_kernels_per_step", r3(c.gemm_kernels)},
-          {"gemm_grid", c.grid},
-          {"gemm_blocks", c.blocks()},
-          {"steps", c.steps}};
-}
-}  // namespace
-
-std::string measure_batch_chain(const View& v, const FactOptions& o, Fact& f) {
-  if (!o.reference) return "needs the 2-D run to compare with (FactOptions::reference)";
-  const View ref(*o.reference);
-  const Chain b = chain_of(v, o.annotation), flat = chain_of(ref, o.annotation);
-  if (b.steps == 0 || flat.steps == 0)
-    return fmt::format("no '{}' annotation in {}", o.annotation,
-                       b.steps == 0 ? "this run" : o.reference_label);
-  f.data["batch"] = o.problem.batch;
-  f.data["batched"] = chain_json(b);
-  f.data["flat"] = chain_json(flat);
-  f.data["ops_ratio"] = flat.ops > 0 ? json(r3(b.ops / flat.ops)) : json(nullptr);
-  f.data["outside_gemm_extra_us"] = r3(b.shape_us - flat.shape_us);
-  if (b.blocks() > 0 && flat.blocks() > 0)
-    f.data["blocks_ratio"] = r3(static_cast<double>(b.blocks()) / static_cast<double>(flat.blocks()));
-  f.detail = fmt::format("{:<34} {:>14} {:>14}\n", "per step", o.reference_label, "batched");
-  auto row = [&](const std::string& what, const std::string& a, const std::string& c) {
-    f.detail += fmt::format("{:<34} {:>14} {:>14}\n", what, a, c);
-  };
-  row("aten::matmul calls", flat.gemm_op.empty() ? "-" : flat.gemm_op, b.gemm_op.empty() ? "-" : b.gemm_op);
-  row("aten ops under the annotation", fmt::format("{:.3g}", flat.ops), fmt::format("{:.3g}", b.ops));
-  row("aten::matmul outside its GEMM op", us_str(flat.shape_us), us_str(b.shape_us));
-  if (b.blocks() > 0 || flat.blocks() > 0) {
-    row("GEMM kernels launched", fmt::format("{:.3g}", flat.gemm_kernels),
-        fmt::format("{:.3g}", b.gemm_kernels));
-    row("GEMM grid", dims(flat.grid), dims(b.grid));
-  }
-  f.value =
-      fmt::format("{}: {} with {:.3g} ops per step; {}: {} with {:.3g} ({:.2g}x)", o.reference_label,
-                  flat.gemm_op.empty() ? "no GEMM op" : flat.gemm_op, flat.ops, "batched",
-                  b.gemm_op.empty() ? "no GEMM op" : b.gemm_op, b.ops, flat.ops > 0 ? b.ops / flat.ops : 0);
-  add_evidence(f, fmt::format("matmul spends {} outside its GEMM op batched vs {} in the 2-D run",
-                              us_str(b.shape_us), us_str(flat.shape_us)));
-  if (b.blocks() > 0 && flat.blocks() > 0)
-    add_evidence(f, fmt::format("GEMM grid {} = {} blocks vs {} = {} blocks, {:.3g} launch(es) per step",
-                                dims(b.grid), b.blocks(), dims(flat.grid), flat.blocks(), b.gemm_kernels));
-  return measured(f,
-                  "a batch axis makes matmul reshape/expand its operands and call bmm: more CPU ops "
-                  "per step, one launch for all the matrices");
+  return kMeasured;
 }
 
 // ---- CPU time per step, and where it goes ---------------------------------------------------
@@ -514,10 +341,102 @@ std::string measure_step_cpu(const View& v, const FactOptions& o, Fact& f) {
                              o.reference_label, us_str(median_width(ref)));
     }
   }
-  return measured(f, median(shares) >= 0.5
-                         ? "most of the step's CPU time is spent outside its aten ops: the layers around "
-                           "them (torch.compile's guards and wrappers, a runner) cost more than the ops"
-                         : "the step's CPU time is mostly its aten ops and their launches");
+  return kMeasured;
+}
+
+// ---- table: hot loops -------------------------------------------------------------------
+std::string measure_hot_ops(const View& v, const FactOptions&, Fact& f) {
+  const TraceModel& m = v.m;
+  std::map<std::string, int> calls;
+  for (EventIdx i = 0; i < m.trace().events.size(); ++i) {
+    const Event& e = m.at(i);
+    if (e.kind != Kind::CpuOp && e.kind != Kind::Runtime && e.kind != Kind::Driver) continue;
+    if (!m.steps().empty() && !m.step_at(e.start_ns)) continue;
+    calls[e.name]++;
+  }
+  if (calls.empty()) return "no CPU ops in the window";
+  const double steps = std::max<size_t>(1, m.steps().size());
+  std::vector<std::pair<int, std::string>> ranked;
+  for (const auto& [name, n] : calls) ranked.push_back({n, name});
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;  // most calls, then A-Z
+  });
+  json top = json::array();
+  for (size_t i = 0; i < ranked.size() && i < 10; ++i) {
+    top.push_back(
+        {{"name", ranked[i].second}, {"calls", ranked[i].first}, {"per_step", r3(ranked[i].first / steps)}});
+    if (i < 5)
+      add_evidence(f, fmt::format("{}: {} calls ({:.1f} per step)", ranked[i].second, ranked[i].first,
+                                  ranked[i].first / steps));
+  }
+  f.data["top"] = top;
+  f.data["max_per_step"] = r3(ranked.front().first / steps);
+  f.value = fmt::format("most called: {} x{} ({:.1f} per step)", ranked.front().second, ranked.front().first,
+                        ranked.front().first / steps);
+  return kMeasured;
+}
+
+// ---- torch.compile markers --------------------------------------------------------------
+// Per step: how often each marker ran (a compiled call enters its region once), and which
+// compiled graphs the steps called (the same "## Call CompiledFxGraph <hash> ##" every step: the
+// cache served one graph).
+namespace {
+void compile_markers_per_step(const View& v, Fact& f) {
+  const TraceModel& m = v.m;
+  const auto& steps = m.steps();
+  std::map<std::string, std::map<int, int>> counts;  // marker -> step -> calls
+  std::set<std::string> graphs, regions;
+  for (EventIdx i = 0; i < m.trace().events.size(); ++i) {
+    const Event& e = m.at(i);
+    const std::string_view marker = compile_marker(e.name);
+    if (marker.empty() || e.kind == Kind::GpuUserAnnotation) continue;
+    if (marker == "CompiledFxGraph") graphs.insert(e.name);
+    if (marker == "Torch-Compiled Region") regions.insert(e.name);
+    if (const StepWindow* s = m.step_at(e.start_ns)) counts[std::string(marker)][s->number]++;
+  }
+  json per_step = json::object(), once = json::array();
+  for (const auto& [marker, by_step] : counts) {
+    int calls = 0;
+    bool each_once = by_step.size() == steps.size() && !steps.empty();
+    for (const auto& [step, n] : by_step) {
+      calls += n;
+      each_once = each_once && n == 1;
+    }
+    per_step[marker] =
+        r3(static_cast<double>(calls) / static_cast<double>(std::max<size_t>(1, steps.size())));
+    if (each_once) once.push_back(marker);
+  }
+  f.data["steps"] = steps.size();
+  f.data["per_step"] = per_step;
+  f.data["once_every_step"] = once;
+  f.data["graphs"] = json(std::vector<std::string>(graphs.begin(), graphs.end()));
+  f.data["distinct_graphs"] = graphs.size();
+  f.data["regions"] = json(std::vector<std::string>(regions.begin(), regions.end()));
+  for (const auto& g : graphs) add_evidence(f, "compiled graph called: " + g);
+}
+}  // namespace
+
+std::string measure_compile_markers(const View& v, const FactOptions&, Fact& f) {
+  const TraceModel& m = v.m;
+  std::map<std::string, int> found;
+  bool cache_hit = false;
+  for (EventIdx i = 0; i < m.trace().events.size(); ++i) {
+    const std::string& n = m.at(i).name;
+    const std::string_view marker = compile_marker(n);
+    if (marker.empty()) continue;
+    if (found[std::string(marker)]++ == 0) add_evidence(f, fmt::format("{} {}", n, v.at(m.at(i).start_ns)));
+    cache_hit = cache_hit || marker == "CompiledFxGraph";
+  }
+  f.data["markers"] = found;
+  f.data["compiled"] = !found.empty();
+  f.data["cache_hit"] = cache_hit;
+  compile_markers_per_step(v, f);
+  f.value = found.empty() ? "no torch.compile markers (eager or C++ code)"
+                          : "torch.compile rows: " + join(keys(found), ", ", "");
+  return measured(f, found.empty() ? "the ops run eagerly"
+                     : cache_hit   ? "compiled code ran from its cache (## Call CompiledFxGraph ## "
+                                     "names the cached graph)"
+                                   : "compiled region present");
 }
 
 }  // namespace wb

@@ -1,4 +1,4 @@
-#include "lessons_detail.hpp"
+#include "fact_view.hpp"
 
 #include <fmt/format.h>
 
@@ -297,14 +297,22 @@ Fact finish(Fact f, const Trace& t) {
 }
 
 Fact ViewFact::fn(const View& v, const FactOptions& o) const {
-  Pattern p = pattern;
+  Pattern p = default_pattern(id);
   p.text = fmt::format(fmt::runtime(p.text), fmt::arg("annotation", o.annotation),
                        fmt::arg("outlier_factor", o.outlier_factor));
   Fact f = start(std::string(id), title, std::move(p));
   if (!v.gpu && !cpu_only.empty()) return not_measurable(std::move(f), cpu_only);
   std::string why_not = measure(v, o, f);
-  return why_not.empty() ? finish(std::move(f), v.m.trace())
-                         : not_measurable(std::move(f), std::move(why_not));
+  if (!why_not.empty()) return not_measurable(std::move(f), std::move(why_not));
+  f = finish(std::move(f), v.m.trace());
+  // The explanation reads the verdict: the numbers stay in the pattern.
+  const Reading& r = reading;
+  const bool general = o.general && !r.general_holds.empty();
+  const std::string& text = f.status == Status::Pass   ? (general ? r.general_holds : r.holds)
+                            : f.status == Status::Fail ? (general ? r.general_fails : r.fails)
+                                                       : f.explanation;
+  if (!text.empty()) f.explanation = text;
+  return f;
 }
 
 void add_evidence(Fact& f, std::string line) {
