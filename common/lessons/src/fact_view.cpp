@@ -76,14 +76,24 @@ View::View(const TraceModel& model) : m(model) {
   if (m.steps().empty()) {
     device = all_device;
   } else {
-    for (EventIdx d : all_device)
-      if (step_number(d) >= 0) device.push_back(d);
+    for (EventIdx d : all_device) {
+      if (step_number(d) >= 0)
+        device.push_back(d);
+      else if (!m.launcher(d) && ev[d].id > 0 && ev[d].id < first_launch_id_ && m.step_at(ev[d].start_ns))
+        before_window.push_back(d);  // it started inside a step
+    }
   }
   // Times read like Perfetto's and the timeline's axis: from the earliest event.
   if (!ev.empty()) {
     origin_ = ev.front().start_ns;
     for (const auto& e : ev) origin_ = std::min(origin_, e.start_ns);
   }
+}
+
+std::vector<EventIdx> View::busy_in_window() const {
+  std::vector<EventIdx> out = device;
+  out.insert(out.end(), before_window.begin(), before_window.end());
+  return out;
 }
 
 Interval View::active_window() const {

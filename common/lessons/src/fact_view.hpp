@@ -49,6 +49,11 @@ class View {
   bool gpu = false;                  // the trace has kernels, memcpys or memsets
   std::vector<EventIdx> device;      // device work launched inside the steps, by start
   std::vector<EventIdx> all_device;  // all device work, by start
+  // Device work launched before the window (its launch call went with the discarded warm-up
+  // step) that starts inside a step: no step's work, but the GPU is busy with it.
+  std::vector<EventIdx> before_window;
+  // What keeps the GPU busy in the window: `device` and `before_window` (clip to the window).
+  std::vector<EventIdx> busy_in_window() const;
 
   // First step start .. the later of the last step's end and the last device event's end.
   Interval active_window() const;

@@ -45,7 +45,7 @@ std::string measure_overhead_bound(const View& v, const FactOptions&, Fact& f) {
   if (cpu <= 0) return "no CPU time recorded";
 
   const Interval win = v.active_window();
-  const double busy = us(union_ns(m, v.device, win));
+  const double busy = us(union_ns(m, v.busy_in_window(), win));
   const double span = us(win.end - win.start);
   const double ratio = cuda / cpu;
   const double busy_frac = span > 0 ? busy / span : 0;

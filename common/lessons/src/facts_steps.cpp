@@ -211,7 +211,7 @@ std::string measure_end_sync(const View& v, const FactOptions&, Fact& f) {
   const Interval during{m.at(s).start_ns, m.at(s).end_ns()};
   const double sync = us(m.at(s).dur_ns);
   const double busy_in = us(union_ns(m, v.all_device, during));
-  const double busy_all = us(union_ns(m, v.device, v.active_window()));
+  const double busy_all = us(union_ns(m, v.busy_in_window(), v.active_window()));
   f.data["sync_us"] = r3(sync);
   f.data["gpu_busy_us"] = r3(busy_all);
   f.data["busy_during_sync_us"] = r3(busy_in);

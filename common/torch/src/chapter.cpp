@@ -400,6 +400,9 @@ RunOutputs Run::report(CycleResult& cycle, const ReportOptions& ro) {
   TableOptions topts;
   topts.sort_by = cfg_.sort_by;
   topts.row_limit = cfg_.row_limit;
+  // profile_memory: Python's memory columns (the in-memory events carry the [memory] records).
+  topts.profile_memory = cycle.trace().profile_memory;
+  topts.use_device = cycle.trace().has_device_activity();
   const std::string table = format_table(key_averages(cycle.trace()), topts);
   write_file_atomic(o.table, table);
 
