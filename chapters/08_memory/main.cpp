@@ -18,41 +18,11 @@
 #include <torch/nn/modules/linear.h>  // torch::nn::Linear (not the whole torch/torch.h)
 #include <torch/optim/adam.h>
 
-#include <cstdio>
-#include <string>
-
 #include "geglu.hpp"    // chapter 07's fused gelu*mul (wb07::geglu_fused)
 #include <CLI/CLI.hpp>  // --size's help
 
+#include "memory_napkin.hpp"  // the napkin math printed with the report
 #include "workbook/chapter.hpp"
-
-namespace {
-
-// The bytes of each tensor from its shape and dtype, against which the trace is read.
-std::string napkin(int64_t tokens, int64_t dim, int64_t hidden, int bytes, bool fused) {
-  const double inter = double(tokens) * hidden * bytes, act = double(tokens) * dim * bytes;
-  const double weight = double(dim) * hidden * bytes, params = 3 * weight;
-  char buf[1024];
-  std::snprintf(buf, sizeof buf,
-                "Napkin math (bytes = elements x %d):\n"
-                "  x, target, y      [%lld, %lld]   %.2f MB each\n"
-                "  one intermediate  [%lld, %lld]  %.2f MB  (g, u, gelu(g), h: 4 per forward = %.2f MB)\n"
-                "  weights           3 x [%lld, %lld]  %.2f MB  (their gradients: the same again)\n"
-                "  Adam's state      exp_avg + exp_avg_sq = 2 x the weights = %.2f MB\n"
-                "  held forward -> backward: g, u, gelu(g), h + y = %.2f MB\n",
-                bytes, (long long)tokens, (long long)dim, act / 1e6, (long long)tokens, (long long)hidden,
-                inter / 1e6, 4 * inter / 1e6, (long long)hidden, (long long)dim, params / 1e6,
-                2 * params / 1e6, (4 * inter + act) / 1e6);
-  std::string s = buf;
-  if (fused) {
-    std::snprintf(buf, sizeof buf, "  fused_fwd: gelu(g) never exists: one intermediate (%.2f MB) fewer\n",
-                  inter / 1e6);
-    s += buf;
-  }
-  return s;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   wb::Chapter ch{"08_memory", "Chapter 08: memory: the caching allocator, activations, optimizer state"};
@@ -66,12 +36,8 @@ int main(int argc, char** argv) {
     torch::nn::Linear gate(torch::nn::LinearOptions(dim, hidden).bias(false));
     torch::nn::Linear up(torch::nn::LinearOptions(dim, hidden).bias(false));
     torch::nn::Linear down(torch::nn::LinearOptions(hidden, dim).bias(false));
-    std::vector<torch::Tensor> params;
-    for (auto* l : {&gate, &up, &down}) {
-      (*l)->to(run.device(), run.dtype());
-      params.push_back((*l)->weight);
-    }
-    torch::optim::Adam adam(params, torch::optim::AdamOptions(1e-4));
+    for (auto* l : {&gate, &up, &down}) (*l)->to(run.device(), run.dtype());
+    torch::optim::Adam adam({gate->weight, up->weight, down->weight}, torch::optim::AdamOptions(1e-4));
     const auto x = torch::randn({batch, seq, dim}, run.options());
     const auto target = torch::randn({batch, seq, dim}, run.options());
     auto buffer = torch::ones({batch, seq, dim}, run.options());
@@ -80,7 +46,6 @@ int main(int argc, char** argv) {
     const auto half = torch::full({}, 0.5, run.options());
     const bool fused = wb07::handwritten_unavailable(run.device(), run.dtype()).empty();
 
-    // [snippet:profiler]
     wb::ProfilerOptions opts;
     opts.schedule = run.schedule();
     opts.cuda = run.on_cuda();
@@ -120,14 +85,10 @@ int main(int argc, char** argv) {
       prof.step();
     }
     prof.stop();
-    // [/snippet:profiler]
-
     wb::ReportOptions ro;
     ro.annotation = "forward";
     ro.problem = wb::Problem::gemm(/*m=*/batch * seq, /*k=*/dim, /*n=*/hidden, run.dtype_bytes());
-    ro.napkin = [=, bytes = run.dtype_bytes()](const std::string&) {
-      return napkin(batch * seq, dim, hidden, bytes, fused);
-    };
+    ro.napkin = wb08::napkin(batch * seq, dim, hidden, run.dtype_bytes(), fused);  // bytes from shapes
     return run.exit_code(run.report(prof.results().back(), ro));
   });
 }

@@ -1,0 +1,63 @@
+#include "prefill_decode_extras.hpp"
+
+#include <CLI/CLI.hpp>  // the chapter's own flags
+
+#include <chrono>
+
+#include "workbook/profiler.hpp"
+
+namespace wb09 {
+
+void add_flags(wb::Chapter& ch, Flags& fl) {
+  ch.app()
+      .add_option("--config", fl.config, "model: auto (1b on a GPU, tiny on a CPU) | tiny | 1b")
+      ->check(CLI::IsMember({"auto", "tiny", "1b"}));
+  ch.app().add_option("--prompt", fl.prompt, "prompt tokens (default 512)")->check(CLI::Range(1, 8192));
+  ch.app()
+      .add_option("--new-tokens", fl.new_tokens, "tokens generated in the timed run (default 64)")
+      ->check(CLI::Range(1, 4096));
+}
+
+std::string napkin(const llm::Config& c, int64_t batch, int64_t prompt, int dtype_bytes) {
+  const double params = static_cast<double>(llm::parameters(c));
+  const double read = static_cast<double>(llm::parameters_read_per_token(c)) * dtype_bytes;
+  const double flop_layer = llm::prefill_flop_per_layer(c, batch * prompt);
+  using ll = long long;
+  return llm::strf(
+      "Napkin math (%s: dim %lld, %lld layers, %lld heads, %lld KV heads, MLP %lld, vocab %lld):\n"
+      "  parameters %.2f M = %.1f MB of weights at %d bytes each\n"
+      "  prefill of %lld x %lld tokens: %.2f GFLOP per layer (GEMMs 2*m*k*n + causal attention), "
+      "%.1f GFLOP for the model\n"
+      "  decode: every GEMM has M = %lld rows; each token reads the weights once: %.1f MB "
+      "(all but the embedding)\n",
+      c.name.c_str(), ll(c.dim), ll(c.layers), ll(c.heads), ll(c.kv_heads), ll(c.mlp), ll(c.vocab),
+      params / 1e6, params * dtype_bytes / 1e6, dtype_bytes, ll(batch), ll(prompt), flop_layer / 1e9,
+      (flop_layer * c.layers + 2.0 * batch * c.dim * c.vocab) / 1e9, ll(batch), read / 1e6);
+}
+
+void time_generation(wb::Run& run, const llm::Model& model, const llm::Config& cfg,
+                     const torch::Tensor& prompt, int64_t batch, int64_t capacity, const Flags& fl) {
+  auto kv = llm::KvCache::preallocated(cfg, batch, capacity, run.options());
+  model.generate(prompt, 2, kv);  // warm-up: cuBLAS handles, kernel choices
+  wb::synchronize_device();
+  auto t0 = std::chrono::steady_clock::now();
+  torch::Tensor logits = model.prefill(prompt, kv);
+  wb::synchronize_device();
+  auto t1 = std::chrono::steady_clock::now();
+  torch::Tensor next = logits.argmax(-1, true);
+  for (int64_t i = 0; i + 1 < fl.new_tokens; ++i)
+    next = model.decode(next, fl.prompt + i, kv).argmax(-1, true);
+  wb::synchronize_device();
+  auto t2 = std::chrono::steady_clock::now();
+  const double prefill_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  const double per_token_ms =
+      std::chrono::duration<double, std::milli>(t2 - t1).count() / static_cast<double>(fl.new_tokens - 1);
+  const double flop = llm::prefill_flop_per_layer(cfg, batch * fl.prompt) * cfg.layers;
+  run.say(
+      llm::strf("Timed, unprofiled: prefill %.2f ms (%.3g TFLOP/s achieved); decode %.3f ms per "
+                "token = %.0f tokens/s at batch %lld\n",
+                prefill_ms, flop / (prefill_ms * 1e-3) / 1e12, per_token_ms, 1e3 * batch / per_token_ms,
+                static_cast<long long>(batch)));
+}
+
+}  // namespace wb09
