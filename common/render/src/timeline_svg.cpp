@@ -277,6 +277,8 @@ class Renderer {
   double draw_gpu_lane(const GpuLane& lane, double y);
   double draw_note_lane(const std::string& text, double y);
   double draw_memory_lane(double y);
+  void draw_memory_peak(Element& g, const MemorySeries& s, const MemoryPoint& peak, double px, double py,
+                        double y, size_t points);
   void draw_bar(Element& lane, EventIdx i, double y);
   void draw_step_shading(double top, double bottom);
   void draw_flows();
@@ -737,8 +739,17 @@ double Renderer::draw_memory_lane(double y) {
             .attr("fill", "none")
             .attr("stroke", "#0b7285")
             .attr("stroke-width", "1.6"));
-  const double px = x_of(peak->t_ns), py = y_of(peak->allocated);
-  const std::string label = "peak " + fmt_bytes(peak->allocated);
+  draw_memory_peak(g, *s, *peak, x_of(peak->t_ns), y_of(peak->allocated), y, pts.size());
+  row_label(g, y + 2, fmt_bytes(top));
+  row_label(g, base - 11, "0");
+  lanes_.add(std::move(g));
+  return base + kLaneGap;
+}
+
+// The peak's dot and label (on the side with room), and the lane's hover title.
+void Renderer::draw_memory_peak(Element& g, const MemorySeries& s, const MemoryPoint& peak, double px,
+                                double py, double y, size_t points) {
+  const std::string label = "peak " + fmt_bytes(peak.allocated);
   g.add(Element("circle")
             .attr("class", "mem-peak")
             .attr("cx", px)
@@ -754,13 +765,9 @@ double Renderer::draw_memory_lane(double y) {
             .attr("text-anchor", right ? "start" : "end")
             .attr("fill", kAccent)
             .text(label));
-  g.add(Element("title").text(s->label() + " memory: peak " + fmt_bytes(peak->allocated) + " allocated at " +
-                              fmt_duration(peak->t_ns - origin_) + "; " + std::to_string(pts.size()) +
+  g.add(Element("title").text(s.label() + " memory: peak " + fmt_bytes(peak.allocated) + " allocated at " +
+                              fmt_duration(peak.t_ns - origin_) + "; " + std::to_string(points) +
                               " allocations and frees in this window"));
-  row_label(g, y + 2, fmt_bytes(top));
-  row_label(g, base - 11, "0");
-  lanes_.add(std::move(g));
-  return base + kLaneGap;
 }
 
 double Renderer::draw_note_lane(const std::string& text, double y) {
