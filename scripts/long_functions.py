@@ -8,7 +8,8 @@ function head: a parameter list `(...)` that is not an `if`/`for`/`while`/`switc
 lambda or an initializer. Lengths count from the head's first line to the closing brace.
 Comments, string and character literals are blanked first (raw strings too), so braces in them
 do not count. Tests, benchmarks and fuzzers are left out unless --all; a block that is mostly
-a table (a static initializer list of rows) is a data table, not logic, and is marked [table].
+a table (a static initializer list of rows, or a body that is one initializer list) is a data
+table, not logic, and is marked [table].
 
 A heuristic, not a parser: it reads this repository's style (clang-format, one brace style).
 """
@@ -94,6 +95,22 @@ def head_of(lines, k):
     return first, name.group(1)
 
 
+def mostly_init(code):
+    """A body that is one initializer list (and a little around it): one of its first two
+    lines opens `... = {` (a static built by a lambda: `static const T x = [] {`, then
+    `T rows = {`), and the braces it opens close on lines making up most of the body."""
+    for k in range(min(2, len(code))):
+        if not code[k].endswith("= {"):
+            continue
+        depth = 0
+        for j in range(k, len(code)):
+            depth += code[j].count("{") - code[j].count("}")
+            if depth <= 0:
+                return j - k + 1 >= 0.75 * len(code)
+        return False
+    return False
+
+
 def functions(path):
     with open(path, encoding="utf-8", errors="replace") as fh:
         raw = fh.read()
@@ -118,7 +135,7 @@ def functions(path):
                     # a table: rows of braces, or one static initializer list and its return
                     one_init = len(code) >= 2 and code[0].startswith("static const") and code[0].endswith("= {") \
                         and code[-1].startswith("return ") and code[-2] in ("};", "}();")
-                    table = len(body) > 0 and (rows >= 0.4 * len(body) or one_init)
+                    table = len(body) > 0 and (rows >= 0.4 * len(body) or one_init or mostly_init(code))
                     found.append((k - first + 1, name, first + 1, table))
     return found
 

@@ -193,117 +193,112 @@ struct MemoryIndex {
   }
 };
 
-std::vector<Node> build_event_list(const Trace& trace) {
+// Device work with the op it belongs to ("External id"), in file order: GPU attribution.
+struct DeviceSpan {
+  int64_t link, start_ns, end_ns;
+};
+
+// Python's final order: by start, longer first on ties, then file order (a stable sort).
+// Sorted as small keys, then the nodes are built in that order: sorting the nodes themselves,
+// or pointers compared through the events, costs several times more on 100k+ events.
+struct Order {
+  int64_t start, neg_end;
+  size_t index;  // file order
+  bool operator<(const Order& o) const {
+    return std::tie(start, neg_end, index) < std::tie(o.start, o.neg_end, o.index);
+  }
+};
+
+// What one pass over the events in file order collects for build_event_list.
+struct EventScan {
   // Python's times are relative to the profiler's start (result.trace_start_ns()), which Kineto
   // writes as the start of the "PyTorch Profiler (N)" span (category "Trace"): the first one in
   // the file. Without one, the earliest event stands in (the reader's 0).
   int64_t t0 = 0;
   bool have_t0 = false;
-  // Device work with the op it belongs to ("External id"), in file order: GPU attribution below.
-  struct DeviceSpan {
-    int64_t link, start_ns, end_ns;
-  };
   std::vector<DeviceSpan> device_spans;
   // Kineto-side CPU events (runtime/driver calls, overhead) belong to the thread of the op they
   // ran in. Without one, Python gives them the thread that post-processes the profile; here the
   // thread of the earliest op/annotation stands in for it.
   std::unordered_map<int64_t, ThreadKey> op_thread;
-  op_thread.reserve(trace.events.size() / 2);
   const Event* first_op = nullptr;
-
-  // Python's final order: by start, longer first on ties, then file order (a stable sort).
-  // Sorted as small keys, then the nodes are built in that order: sorting the nodes themselves,
-  // or pointers compared through the events, costs several times more on 100k+ events.
-  struct Order {
-    int64_t start, neg_end;
-    size_t index;  // file order
-    bool operator<(const Order& o) const {
-      return std::tie(start, neg_end, index) < std::tie(o.start, o.neg_end, o.index);
-    }
-  };
   std::vector<Order> order;
-  order.reserve(trace.events.size());
   std::vector<MemRec> memory;  // profile_memory's records, by time (MemRecordsAcc)
+};
+
+void scan_events(const Trace& trace, EventScan& scan) {
+  scan.op_thread.reserve(trace.events.size() / 2);
+  scan.order.reserve(trace.events.size());
   for (size_t i = 0; i < trace.events.size(); ++i) {
     const Event& e = trace.events[i];
-    if (e.kind == Kind::Trace && !have_t0) {
-      t0 = e.start_ns;
-      have_t0 = true;
+    if (e.kind == Kind::Trace && !scan.have_t0) {
+      scan.t0 = e.start_ns;
+      scan.have_t0 = true;
     }
-    if (e.memory && e.name == "[memory]") memory.push_back({e.start_ns, i});
+    if (e.memory && e.name == "[memory]") scan.memory.push_back({e.start_ns, i});
     if (e.kind == Kind::CpuOp || e.kind == Kind::UserAnnotation) {
-      if (e.id > 0) op_thread.emplace(e.id, ThreadKey{e.pid, e.tid});
-      if (!first_op || e.start_ns < first_op->start_ns) first_op = &e;
+      if (e.id > 0) scan.op_thread.emplace(e.id, ThreadKey{e.pid, e.tid});
+      if (!scan.first_op || e.start_ns < scan.first_op->start_ns) scan.first_op = &e;
     }
     const Side side = side_of(e);
     if (side == Side::Skip || is_filtered_name(e.name)) continue;
     // Not the GPU-side annotation: it names its CPU annotation, yet Python never adds it to that
     // annotation's CUDA time (the H200 tables: matmul_add's CUDA total = its kernels only).
     if (side == Side::Device && e.kind != Kind::GpuUserAnnotation && e.linked_id > 0)
-      device_spans.push_back({e.linked_id, e.start_ns, e.end_ns()});
-    order.push_back({e.start_ns, -e.end_ns(), i});
+      scan.device_spans.push_back({e.linked_id, e.start_ns, e.end_ns()});
+    scan.order.push_back({e.start_ns, -e.end_ns(), i});
   }
-  // Python appends the records no CPU event covered after every other event, then sorts all
-  // stably: at equal (start, end) they come last, in their own order.
-  std::stable_sort(memory.begin(), memory.end(),
-                   [](const MemRec& a, const MemRec& b) { return a.start_ns < b.start_ns; });
-  MemoryIndex mem_index(trace, memory, order);
-  for (size_t k = 0; k < memory.size(); ++k)
-    if (!mem_index.covered[k]) {
-      const Event& e = trace.events[memory[k].event];
-      order.push_back({e.start_ns, -e.start_ns, trace.events.size() + memory[k].event});
-    }
-  std::stable_sort(order.begin(), order.end());  // merge sort: events come nearly in order
-  const ThreadKey home = first_op ? ThreadKey{first_op->pid, first_op->tid} : ThreadKey{0, 0};
+}
 
-  std::vector<Node> nodes;
-  nodes.reserve(order.size());
-  for (const Order& o : order) {
-    if (o.index >= trace.events.size()) {  // a top-level "[memory]" (createFunctionEventForMemoryEvents)
-      const Event& e = trace.events[o.index - trace.events.size()];
-      Node n;
-      n.kind = Kind::Other;
-      n.start_ns = e.start_ns;
-      n.start_us = n.end_us = static_cast<double>(e.start_ns - t0) / 1000.0;
-      n.event = o.index - trace.events.size();
-      n.key = "[memory]";
-      n.thread = {e.pid, e.tid};
-      n.is_memory = true;
-      (e.memory->on_cpu() ? n.cpu_mem : n.device_mem) =
-          e.memory->on_cpu() || e.memory->on_device() ? e.bytes : 0;
-      nodes.push_back(std::move(n));
-      continue;
-    }
-    const Event& e = trace.events[o.index];
-    const Side side = side_of(e);
-    Node n;
-    n.kind = e.kind;
-    n.is_async = e.is_async;
-    n.start_ns = e.start_ns;
-    n.dur_ns = e.dur_ns;
-    n.start_us = static_cast<double>(e.start_ns - t0) / 1000.0;
-    n.end_us = static_cast<double>(e.end_ns() - t0) / 1000.0;
-    n.shapes = e.input_shapes;
-    n.flops = trace.with_flops ? e.flops : 0;  // Python: kineto_event.flops() is 0 without with_flops
-    n.event = o.index;
-    n.linked_id = e.linked_id;
-    n.key = rewrite_name(e.name);
-    n.side = side;
-    n.thread = {e.pid, e.tid};
-    n.id = e.id;
-    if (side == Side::Cpu) mem_index.usage(e.start_ns, e.end_ns(), n.cpu_mem, n.device_mem);
-    if (side == Side::Cpu && !n.is_op()) {
-      auto it = op_thread.find(e.linked_id);
-      n.thread = it != op_thread.end() ? it->second : home;
-    }
-    nodes.push_back(std::move(n));
+// A top-level "[memory]" node: a record no CPU event covered (createFunctionEventForMemoryEvents).
+Node memory_node(const Event& e, size_t event, int64_t t0) {
+  Node n;
+  n.kind = Kind::Other;
+  n.start_ns = e.start_ns;
+  n.start_us = n.end_us = static_cast<double>(e.start_ns - t0) / 1000.0;
+  n.event = event;
+  n.key = "[memory]";
+  n.thread = {e.pid, e.tid};
+  n.is_memory = true;
+  (e.memory->on_cpu() ? n.cpu_mem : n.device_mem) = e.memory->on_cpu() || e.memory->on_device() ? e.bytes : 0;
+  return n;
+}
+
+// The node of event `index`: times relative to t0, its memory usage, and (for Kineto-side CPU
+// events) the thread of the op it ran in, or `home`.
+Node event_node(const Trace& trace, size_t index, const EventScan& scan, const MemoryIndex& mem_index,
+                const ThreadKey& home) {
+  const Event& e = trace.events[index];
+  const int64_t t0 = scan.t0;
+  const Side side = side_of(e);
+  Node n;
+  n.kind = e.kind;
+  n.is_async = e.is_async;
+  n.start_ns = e.start_ns;
+  n.dur_ns = e.dur_ns;
+  n.start_us = static_cast<double>(e.start_ns - t0) / 1000.0;
+  n.end_us = static_cast<double>(e.end_ns() - t0) / 1000.0;
+  n.shapes = e.input_shapes;
+  n.flops = trace.with_flops ? e.flops : 0;  // Python: kineto_event.flops() is 0 without with_flops
+  n.event = index;
+  n.linked_id = e.linked_id;
+  n.key = rewrite_name(e.name);
+  n.side = side;
+  n.thread = {e.pid, e.tid};
+  n.id = e.id;
+  if (side == Side::Cpu) mem_index.usage(e.start_ns, e.end_ns(), n.cpu_mem, n.device_mem);
+  if (side == Side::Cpu && !n.is_op()) {
+    auto it = scan.op_thread.find(e.linked_id);
+    n.thread = it != scan.op_thread.end() ? it->second : home;
   }
-  borrow_correlation_ids(nodes);
-  if (device_spans.empty()) return nodes;  // a CPU-only trace: no device time to attribute
+  return n;
+}
 
-  // GPU attribution: device events are filed under their linked id (the op's "External id");
-  // each unlinked, synchronous CPU event takes the time of the device work filed under its id.
-  // Python appends each op's kernels in the order of its event list (here: file order).
+// GPU attribution: device events are filed under their linked id (the op's "External id");
+// each unlinked, synchronous CPU event takes the time of the device work filed under its id.
+// Python appends each op's kernels in the order of its event list (here: file order).
+void attribute_device_time(std::vector<Node>& nodes, const std::vector<DeviceSpan>& device_spans,
+                           int64_t t0) {
   std::unordered_map<int64_t, int64_t> device_by_link;
   std::unordered_map<int64_t, std::vector<double>> device_us_by_link;
   for (const DeviceSpan& d : device_spans) {
@@ -316,6 +311,38 @@ std::vector<Node> build_event_list(const Trace& trace) {
     if (auto it = device_by_link.find(n.id); it != device_by_link.end()) n.kernels_ns = it->second;
     if (auto it = device_us_by_link.find(n.id); it != device_us_by_link.end()) n.kernels_us = it->second;
   }
+}
+
+std::vector<Node> build_event_list(const Trace& trace) {
+  EventScan scan;
+  scan_events(trace, scan);
+  auto& order = scan.order;
+  auto& memory = scan.memory;
+  // Python appends the records no CPU event covered after every other event, then sorts all
+  // stably: at equal (start, end) they come last, in their own order.
+  std::stable_sort(memory.begin(), memory.end(),
+                   [](const MemRec& a, const MemRec& b) { return a.start_ns < b.start_ns; });
+  MemoryIndex mem_index(trace, memory, order);
+  for (size_t k = 0; k < memory.size(); ++k)
+    if (!mem_index.covered[k]) {
+      const Event& e = trace.events[memory[k].event];
+      order.push_back({e.start_ns, -e.start_ns, trace.events.size() + memory[k].event});
+    }
+  std::stable_sort(order.begin(), order.end());  // merge sort: events come nearly in order
+  const ThreadKey home = scan.first_op ? ThreadKey{scan.first_op->pid, scan.first_op->tid} : ThreadKey{0, 0};
+
+  std::vector<Node> nodes;
+  nodes.reserve(order.size());
+  for (const Order& o : order) {
+    if (o.index >= trace.events.size())  // a top-level "[memory]"
+      nodes.push_back(
+          memory_node(trace.events[o.index - trace.events.size()], o.index - trace.events.size(), scan.t0));
+    else
+      nodes.push_back(event_node(trace, o.index, scan, mem_index, home));
+  }
+  borrow_correlation_ids(nodes);
+  if (scan.device_spans.empty()) return nodes;  // a CPU-only trace: no device time to attribute
+  attribute_device_time(nodes, scan.device_spans, scan.t0);
   return nodes;
 }
 

@@ -63,6 +63,103 @@ std::optional<int> profiler_step_number(std::string_view name) {
 }
 
 using LaneKey = std::pair<int64_t, int64_t>;
+using Lanes = std::map<LaneKey, std::vector<EventIdx>>;  // std::map keeps them ordered by key
+
+// By start; ties: longer first (the parent), then file order.
+struct ByStart {
+  const std::vector<Event>& ev;
+  bool operator()(EventIdx a, EventIdx b) const {
+    if (ev[a].start_ns != ev[b].start_ns) return ev[a].start_ns < ev[b].start_ns;
+    if (ev[a].dur_ns != ev[b].dur_ns) return ev[a].dur_ns > ev[b].dur_ns;  // parent first
+    return a < b;
+  }
+};
+
+std::vector<EventIdx> sorted(std::vector<EventIdx>& idx, const ByStart& by_start) {
+  std::sort(idx.begin(), idx.end(), by_start);
+  return std::move(idx);
+}
+
+// The CPU lanes, each with its call tree: a stack of the events still open at the current
+// start time.
+void build_cpu_lanes(const std::vector<Event>& ev, Lanes& cpu, const ByStart& by_start,
+                     std::vector<CpuLane>& cpu_lanes, std::vector<std::optional<EventIdx>>& parent,
+                     std::vector<std::vector<EventIdx>>& children) {
+  for (auto& [key, idx] : cpu) {
+    CpuLane lane{key.first, key.second, sorted(idx, by_start), {}};
+    std::vector<EventIdx> open;
+    for (EventIdx i : lane.events) {
+      while (!open.empty() && ev[i].end_ns() > ev[open.back()].end_ns()) open.pop_back();
+      if (open.empty()) {
+        lane.roots.push_back(i);
+      } else {
+        parent[i] = open.back();
+        children[open.back()].push_back(i);
+      }
+      open.push_back(i);
+    }
+    cpu_lanes.push_back(std::move(lane));
+  }
+}
+
+// Launch links: correlation id -> runtime/driver call.
+void link_launches(const std::vector<Event>& ev, const std::vector<GpuLane>& gpu_lanes,
+                   const ByStart& by_start, std::vector<std::optional<EventIdx>>& launcher,
+                   std::vector<std::vector<EventIdx>>& launched) {
+  const size_t n = ev.size();
+  std::unordered_map<int64_t, EventIdx> call_by_correlation;
+  call_by_correlation.reserve(n / 4);
+  for (EventIdx i = 0; i < n; ++i)
+    if (is_launch_call(ev[i]) && ev[i].id != 0) call_by_correlation.emplace(ev[i].id, i);
+  for (const GpuLane& lane : gpu_lanes) {
+    for (EventIdx i : lane.events) {  // lane order, so each launched_ list is by start
+      if (ev[i].id == 0) continue;
+      auto it = call_by_correlation.find(ev[i].id);
+      if (it == call_by_correlation.end()) continue;
+      launcher[i] = it->second;
+      launched[it->second].push_back(i);
+    }
+  }
+  for (auto& list : launched)
+    if (list.size() > 1) std::sort(list.begin(), list.end(), by_start);  // across streams
+}
+
+// External id -> CPU op (ops first, so an annotation never shadows an op).
+void link_ops(const std::vector<Event>& ev, const std::vector<std::optional<EventIdx>>& launcher,
+              std::vector<std::optional<EventIdx>>& op_of) {
+  const size_t n = ev.size();
+  std::unordered_map<int64_t, EventIdx> op_by_external_id;
+  op_by_external_id.reserve(n / 2);
+  for (Kind k : {Kind::CpuOp, Kind::UserAnnotation})
+    for (EventIdx i = 0; i < n; ++i)
+      if (ev[i].kind == k && ev[i].id != 0) op_by_external_id.emplace(ev[i].id, i);
+  for (EventIdx i = 0; i < n; ++i) {
+    if (!is_launch_call(ev[i]) && !is_device_work(ev[i])) continue;
+    int64_t external = ev[i].linked_id;
+    if (external == 0 && launcher[i]) external = ev[*launcher[i]].linked_id;
+    if (external == 0) continue;
+    if (auto it = op_by_external_id.find(external); it != op_by_external_id.end()) op_of[i] = it->second;
+  }
+}
+
+// Steps: sorted by number, and their indices sorted by start.
+void find_steps(const std::vector<Event>& ev, const std::vector<CpuLane>& cpu_lanes,
+                std::vector<StepWindow>& steps, std::vector<std::size_t>& steps_by_start) {
+  for (const CpuLane& lane : cpu_lanes) {
+    for (EventIdx i : lane.events) {
+      if (ev[i].kind != Kind::UserAnnotation) continue;
+      if (auto number = profiler_step_number(ev[i].name))
+        steps.push_back(StepWindow{*number, i, ev[i].start_ns, ev[i].end_ns()});
+    }
+  }
+  std::sort(steps.begin(), steps.end(), [](const StepWindow& a, const StepWindow& b) {
+    return std::tie(a.number, a.start_ns, a.event) < std::tie(b.number, b.start_ns, b.event);
+  });
+  steps_by_start.resize(steps.size());
+  for (size_t k = 0; k < steps.size(); ++k) steps_by_start[k] = k;
+  std::sort(steps_by_start.begin(), steps_by_start.end(),
+            [&steps](size_t a, size_t b) { return steps[a].start_ns < steps[b].start_ns; });
+}
 
 }  // namespace
 
@@ -74,89 +171,22 @@ TraceModel::TraceModel(const Trace& trace) : trace_(&trace) {
   launcher_.assign(n, std::nullopt);
   launched_.assign(n, {});
   op_of_.assign(n, std::nullopt);
+  const ByStart by_start{ev};
 
-  auto by_start = [&ev](EventIdx a, EventIdx b) {
-    if (ev[a].start_ns != ev[b].start_ns) return ev[a].start_ns < ev[b].start_ns;
-    if (ev[a].dur_ns != ev[b].dur_ns) return ev[a].dur_ns > ev[b].dur_ns;  // parent first
-    return a < b;
-  };
-
-  // ---- lanes (std::map keeps them ordered by key) ----
-  std::map<LaneKey, std::vector<EventIdx>> cpu, gpu;
+  // ---- lanes ----
+  Lanes cpu, gpu;
   for (EventIdx i = 0; i < n; ++i) {
     if (on_cpu_lane(ev[i]))
       cpu[{ev[i].pid, ev[i].tid}].push_back(i);
     else if (is_device_work(ev[i]))
       gpu[{ev[i].pid, ev[i].tid}].push_back(i);
   }
-  auto sorted = [&](std::vector<EventIdx>& idx) {
-    std::sort(idx.begin(), idx.end(), by_start);
-    return std::move(idx);
-  };
-  for (auto& [key, idx] : cpu) {
-    CpuLane lane{key.first, key.second, sorted(idx), {}};
-    // ---- call tree: a stack of the events still open at the current start time ----
-    std::vector<EventIdx> open;
-    for (EventIdx i : lane.events) {
-      while (!open.empty() && ev[i].end_ns() > ev[open.back()].end_ns()) open.pop_back();
-      if (open.empty()) {
-        lane.roots.push_back(i);
-      } else {
-        parent_[i] = open.back();
-        children_[open.back()].push_back(i);
-      }
-      open.push_back(i);
-    }
-    cpu_lanes_.push_back(std::move(lane));
-  }
-  for (auto& [key, idx] : gpu) gpu_lanes_.push_back({key.first, key.second, sorted(idx)});
+  build_cpu_lanes(ev, cpu, by_start, cpu_lanes_, parent_, children_);
+  for (auto& [key, idx] : gpu) gpu_lanes_.push_back({key.first, key.second, sorted(idx, by_start)});
 
-  // ---- launch links: correlation id -> runtime/driver call ----
-  std::unordered_map<int64_t, EventIdx> call_by_correlation;
-  call_by_correlation.reserve(n / 4);
-  for (EventIdx i = 0; i < n; ++i)
-    if (is_launch_call(ev[i]) && ev[i].id != 0) call_by_correlation.emplace(ev[i].id, i);
-  for (const GpuLane& lane : gpu_lanes_) {
-    for (EventIdx i : lane.events) {  // lane order, so each launched_ list is by start
-      if (ev[i].id == 0) continue;
-      auto it = call_by_correlation.find(ev[i].id);
-      if (it == call_by_correlation.end()) continue;
-      launcher_[i] = it->second;
-      launched_[it->second].push_back(i);
-    }
-  }
-  for (auto& list : launched_)
-    if (list.size() > 1) std::sort(list.begin(), list.end(), by_start);  // across streams
-
-  // ---- External id -> CPU op (ops first, so an annotation never shadows an op) ----
-  std::unordered_map<int64_t, EventIdx> op_by_external_id;
-  op_by_external_id.reserve(n / 2);
-  for (Kind k : {Kind::CpuOp, Kind::UserAnnotation})
-    for (EventIdx i = 0; i < n; ++i)
-      if (ev[i].kind == k && ev[i].id != 0) op_by_external_id.emplace(ev[i].id, i);
-  for (EventIdx i = 0; i < n; ++i) {
-    if (!is_launch_call(ev[i]) && !is_device_work(ev[i])) continue;
-    int64_t external = ev[i].linked_id;
-    if (external == 0 && launcher_[i]) external = ev[*launcher_[i]].linked_id;
-    if (external == 0) continue;
-    if (auto it = op_by_external_id.find(external); it != op_by_external_id.end()) op_of_[i] = it->second;
-  }
-
-  // ---- steps ----
-  for (const CpuLane& lane : cpu_lanes_) {
-    for (EventIdx i : lane.events) {
-      if (ev[i].kind != Kind::UserAnnotation) continue;
-      if (auto number = profiler_step_number(ev[i].name))
-        steps_.push_back(StepWindow{*number, i, ev[i].start_ns, ev[i].end_ns()});
-    }
-  }
-  std::sort(steps_.begin(), steps_.end(), [](const StepWindow& a, const StepWindow& b) {
-    return std::tie(a.number, a.start_ns, a.event) < std::tie(b.number, b.start_ns, b.event);
-  });
-  steps_by_start_.resize(steps_.size());
-  for (size_t k = 0; k < steps_.size(); ++k) steps_by_start_[k] = k;
-  std::sort(steps_by_start_.begin(), steps_by_start_.end(),
-            [this](size_t a, size_t b) { return steps_[a].start_ns < steps_[b].start_ns; });
+  link_launches(ev, gpu_lanes_, by_start, launcher_, launched_);
+  link_ops(ev, launcher_, op_of_);
+  find_steps(ev, cpu_lanes_, steps_, steps_by_start_);
 }
 
 std::optional<EventIdx> TraceModel::parent(EventIdx i) const {

@@ -907,23 +907,24 @@ class Parser {
 // says what is wrong and where. When every piece reads, the input is exactly the pieces joined
 // by commas, so it holds the same events in the same order. The gain: the parser's index of a
 // piece fits in the cache and is reused, and two cores share the work (docs/performance.md).
-std::optional<Trace> parse_in_pieces(const PaddedBuffer& buf, const std::string& source,
-                                     const ReadOptions& opts) {
-  const size_t piece = opts.piece_bytes > 0 ? static_cast<size_t>(opts.piece_bytes) : 0;
-  if (piece == 0 || buf.len < 4 * piece) return std::nullopt;
-  const std::string_view all(buf.data(), buf.len);
-  auto skip_space = [&](size_t i) { return skip_json_space(all, i); };
+// Where the "[" of the traceEvents array is, or npos.
+size_t events_array_open(std::string_view all) {
   size_t open = all.find("\"traceEvents\"");
-  if (open == std::string_view::npos) return std::nullopt;
-  open = skip_space(open + 13);
-  if (open >= all.size() || all[open] != ':') return std::nullopt;
-  open = skip_space(open + 1);
-  if (open >= all.size() || all[open] != '[') return std::nullopt;
-  std::vector<size_t> cuts;  // where the "," of a cut is
+  if (open == std::string_view::npos) return std::string_view::npos;
+  open = skip_json_space(all, open + 13);
+  if (open >= all.size() || all[open] != ':') return std::string_view::npos;
+  open = skip_json_space(all, open + 1);
+  if (open >= all.size() || all[open] != '[') return std::string_view::npos;
+  return open;
+}
+
+// Where the "," of each cut is: a "}," before a newline with "{" next, one per `piece` bytes.
+std::vector<size_t> find_cuts(std::string_view all, size_t open, size_t piece) {
+  std::vector<size_t> cuts;
   for (size_t at = open + piece; at < all.size();) {
     const size_t c = all.find("},\n", at);
     if (c == std::string_view::npos) break;
-    const size_t next = skip_space(c + 2);
+    const size_t next = skip_json_space(all, c + 2);
     if (next < all.size() && all[next] == '{') {
       cuts.push_back(c + 1);
       at = c + 1 + piece;
@@ -931,66 +932,40 @@ std::optional<Trace> parse_in_pieces(const PaddedBuffer& buf, const std::string&
       at = c + 3;
     }
   }
-  if (cuts.size() < 2) return std::nullopt;
-  auto piece_text = [&](size_t k) {  // piece k ends at cut k
-    const size_t begin = k == 0 ? open + 1 : cuts[k - 1] + 1;
-    return all.substr(begin, cuts[k] - begin);
-  };
-  // Reads pieces [first, last) into `p`; false when one does not read.
-  auto read_pieces = [&](Parser& p, size_t first, size_t last) {
-    try {
-      od::parser parser;
-      PaddedBuffer scratch;
-      for (size_t k = first; k < last; ++k) {
-        const std::string_view text = piece_text(k);
-        scratch.resize(text.size() + 2);
-        scratch.bytes[0] = '[';
-        std::memcpy(scratch.bytes.data() + 1, text.data(), text.size());
-        scratch.bytes[text.size() + 1] = ']';
-        std::memset(scratch.bytes.data() + scratch.len, 0, simdjson::SIMDJSON_PADDING);
-        p.read_piece(scratch, parser);
-      }
-      return true;
-    } catch (const std::exception&) {
-      return false;
-    }
-  };
-  const size_t n = cuts.size(), half = n / 2;
-  // The rest: everything up to and including "[", then from the last cut's "," on.
-  PaddedBuffer rest;
-  const size_t tail = cuts.back() + 1;
-  rest.resize(open + 1 + (all.size() - tail));
-  std::memcpy(rest.bytes.data(), all.data(), open + 1);
-  std::memcpy(rest.bytes.data() + open + 1, all.data() + tail, all.size() - tail);
+  return cuts;
+}
 
-  Parser first(buf, source, opts, true), second(buf, source, opts, true), last(rest, source, opts, true);
-  first.reserve_events(buf.len);  // the events end up in its vector
-  second.reserve_events(cuts[n - 1] - cuts[half - 1]);
-  bool second_ok = false;
-  std::thread helper;
-  try {
-    helper = std::thread([&] { second_ok = read_pieces(second, half, n); });
-  } catch (const std::system_error&) {
-    return std::nullopt;  // no thread to be had: the usual way
-  }
-  bool ok = read_pieces(first, 0, half);
+// Reads pieces [first, last) into `p` (piece k ends at cut k); false when one does not read.
+bool read_pieces(Parser& p, std::string_view all, size_t open, const std::vector<size_t>& cuts, size_t first,
+                 size_t last) {
   try {
     od::parser parser;
-    if (ok) last.read_document(parser, all.size() - tail);
-    ok = ok && last.events_offset() == static_cast<int64_t>(open);
+    PaddedBuffer scratch;
+    for (size_t k = first; k < last; ++k) {
+      const size_t begin = k == 0 ? open + 1 : cuts[k - 1] + 1;
+      const std::string_view text = all.substr(begin, cuts[k] - begin);
+      scratch.resize(text.size() + 2);
+      scratch.bytes[0] = '[';
+      std::memcpy(scratch.bytes.data() + 1, text.data(), text.size());
+      scratch.bytes[text.size() + 1] = ']';
+      std::memset(scratch.bytes.data() + scratch.len, 0, simdjson::SIMDJSON_PADDING);
+      p.read_piece(scratch, parser);
+    }
+    return true;
   } catch (const std::exception&) {
-    ok = false;
+    return false;
   }
-  helper.join();
-  if (!ok || !second_ok) return std::nullopt;
+}
 
+// The three parts' events joined in order into one trace (the last part's), pid/tid names
+// numbered in the order they come, as the usual reader numbers them; nullopt when too many.
+std::optional<Trace> join_parts(Parser& first, Parser& second, Parser& last, const ReadOptions& opts) {
   Parser* parts[] = {&first, &second, &last};
   size_t total = 0;
   for (Parser* p : parts) total += p->trace().events.size();
   if (total > static_cast<size_t>(opts.max_events)) return std::nullopt;
   std::vector<Event> events = std::move(first.trace().events);
   events.reserve(total);
-  // pid/tid names numbered in the order they come, as the usual reader numbers them.
   std::unordered_map<std::string, int64_t> named_ids;
   for (Parser* p : parts) {
     for (const auto& id : p->named()) {
@@ -1013,6 +988,46 @@ std::optional<Trace> parse_in_pieces(const PaddedBuffer& buf, const std::string&
     return std::nullopt;
   }
   return t;
+}
+
+std::optional<Trace> parse_in_pieces(const PaddedBuffer& buf, const std::string& source,
+                                     const ReadOptions& opts) {
+  const size_t piece = opts.piece_bytes > 0 ? static_cast<size_t>(opts.piece_bytes) : 0;
+  if (piece == 0 || buf.len < 4 * piece) return std::nullopt;
+  const std::string_view all(buf.data(), buf.len);
+  const size_t open = events_array_open(all);
+  if (open == std::string_view::npos) return std::nullopt;
+  const std::vector<size_t> cuts = find_cuts(all, open, piece);
+  if (cuts.size() < 2) return std::nullopt;
+  const size_t n = cuts.size(), half = n / 2;
+  // The rest: everything up to and including "[", then from the last cut's "," on.
+  PaddedBuffer rest;
+  const size_t tail = cuts.back() + 1;
+  rest.resize(open + 1 + (all.size() - tail));
+  std::memcpy(rest.bytes.data(), all.data(), open + 1);
+  std::memcpy(rest.bytes.data() + open + 1, all.data() + tail, all.size() - tail);
+
+  Parser first(buf, source, opts, true), second(buf, source, opts, true), last(rest, source, opts, true);
+  first.reserve_events(buf.len);  // the events end up in its vector
+  second.reserve_events(cuts[n - 1] - cuts[half - 1]);
+  bool second_ok = false;
+  std::thread helper;
+  try {
+    helper = std::thread([&] { second_ok = read_pieces(second, all, open, cuts, half, n); });
+  } catch (const std::system_error&) {
+    return std::nullopt;  // no thread to be had: the usual way
+  }
+  bool ok = read_pieces(first, all, open, cuts, 0, half);
+  try {
+    od::parser parser;
+    if (ok) last.read_document(parser, all.size() - tail);
+    ok = ok && last.events_offset() == static_cast<int64_t>(open);
+  } catch (const std::exception&) {
+    ok = false;
+  }
+  helper.join();
+  if (!ok || !second_ok) return std::nullopt;
+  return join_parts(first, second, last, opts);
 }
 
 Trace parse_buffer(const PaddedBuffer& buf, const std::string& source, const ReadOptions& opts) {

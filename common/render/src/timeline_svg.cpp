@@ -277,11 +277,19 @@ class Renderer {
   double draw_gpu_lane(const GpuLane& lane, double y);
   double draw_note_lane(const std::string& text, double y);
   double draw_memory_lane(double y);
+  void draw_memory_peak(Element& g, const MemorySeries& s, const MemoryPoint& peak, double px, double py,
+                        double y, size_t points);
   void draw_bar(Element& lane, EventIdx i, double y);
   void draw_step_shading(double top, double bottom);
   void draw_flows();
   void draw_highlights(double top, double bottom);
   double draw_legend(Element& out, double y) const;
+  double draw_plot();
+  double draw_captions(Element& tail, double lanes_bottom);
+  std::string title_text() const;
+  double draw_header(Element& head, const std::string& title);
+  std::string assemble(Element& head, Element& tail, const std::string& title, double plot_top,
+                       double height);
   double lane_title(Element& out, double y, const std::string& name, const std::string& sub);
   void row_label(Element& lane, double y, const std::string& text);
 
@@ -737,8 +745,17 @@ double Renderer::draw_memory_lane(double y) {
             .attr("fill", "none")
             .attr("stroke", "#0b7285")
             .attr("stroke-width", "1.6"));
-  const double px = x_of(peak->t_ns), py = y_of(peak->allocated);
-  const std::string label = "peak " + fmt_bytes(peak->allocated);
+  draw_memory_peak(g, *s, *peak, x_of(peak->t_ns), y_of(peak->allocated), y, pts.size());
+  row_label(g, y + 2, fmt_bytes(top));
+  row_label(g, base - 11, "0");
+  lanes_.add(std::move(g));
+  return base + kLaneGap;
+}
+
+// The peak's dot and label (on the side with room), and the lane's hover title.
+void Renderer::draw_memory_peak(Element& g, const MemorySeries& s, const MemoryPoint& peak, double px,
+                                double py, double y, size_t points) {
+  const std::string label = "peak " + fmt_bytes(peak.allocated);
   g.add(Element("circle")
             .attr("class", "mem-peak")
             .attr("cx", px)
@@ -754,13 +771,9 @@ double Renderer::draw_memory_lane(double y) {
             .attr("text-anchor", right ? "start" : "end")
             .attr("fill", kAccent)
             .text(label));
-  g.add(Element("title").text(s->label() + " memory: peak " + fmt_bytes(peak->allocated) + " allocated at " +
-                              fmt_duration(peak->t_ns - origin_) + "; " + std::to_string(pts.size()) +
+  g.add(Element("title").text(s.label() + " memory: peak " + fmt_bytes(peak.allocated) + " allocated at " +
+                              fmt_duration(peak.t_ns - origin_) + "; " + std::to_string(points) +
                               " allocations and frees in this window"));
-  row_label(g, y + 2, fmt_bytes(top));
-  row_label(g, base - 11, "0");
-  lanes_.add(std::move(g));
-  return base + kLaneGap;
 }
 
 double Renderer::draw_note_lane(const std::string& text, double y) {
@@ -897,8 +910,9 @@ double Renderer::draw_legend(Element& out, double y) const {
   return y + 18;
 }
 
-std::string Renderer::render() {
-  // ---- plot, in its own coordinates (y = 0 at the axis' label line)
+// The lanes, step shading, flows and highlights, in the plot's own coordinates (y = 0 at the
+// axis' label line); returns the lanes' bottom.
+double Renderer::draw_plot() {
   double y = 22;
   draw_axis(y);
   y += 8;
@@ -919,9 +933,11 @@ std::string Renderer::render() {
   draw_step_shading(lanes_top - 4, lanes_bottom);
   if (o_.flows) draw_flows();
   draw_highlights(lanes_top - 2, lanes_bottom);
+  return lanes_bottom;
+}
 
-  // Captions under the plot: highlights by number, then a hint for newcomers.
-  Element tail = Element::fragment();
+// Captions under the plot: highlights by number, then a hint for newcomers; returns the plot's height.
+double Renderer::draw_captions(Element& tail, double lanes_bottom) {
   double ty = lanes_bottom + 22;
   int n = 0;
   for (const auto& h : o_.highlights) {
@@ -946,14 +962,17 @@ std::string Renderer::render() {
                .attr("fill", kMuted)
                .text("Bar width = duration; rows = call depth. Very short events are drawn " + num(kMinBarW) +
                      " px wide so they stay visible. Hover a bar for its full name and duration."));
-  const double plot_h = ty + 12;
+  return ty + 12;
+}
 
-  // ---- header: title, subtitle, legend (needs the categories the plot used)
-  const std::string title = !o_.title.empty() ? o_.title
-                            : !m_.trace().source.empty()
-                                ? std::filesystem::path(m_.trace().source).filename().string()
-                                : std::string("trace");
-  Element head = Element::fragment();
+std::string Renderer::title_text() const {
+  return !o_.title.empty()            ? o_.title
+         : !m_.trace().source.empty() ? std::filesystem::path(m_.trace().source).filename().string()
+                                      : std::string("trace");
+}
+
+// The header: title, subtitle, legend (needs the categories the plot used); returns the legend's bottom.
+double Renderer::draw_header(Element& head, const std::string& title) {
   head.add(Element("text")
                .attr("x", "10")
                .attr("y", "24")
@@ -968,13 +987,12 @@ std::string Renderer::render() {
                .attr("fill", kMuted)
                .text("window: " + win_.what + " · " + fmt_duration(win_.end - win_.start) + " shown · " +
                      std::to_string(drawn_) + " events drawn"));
-  const double legend_bottom = draw_legend(head, 54);
-  const double plot_top = legend_bottom + 10;
-  const double height = std::ceil(plot_top + plot_h);
+  return draw_legend(head, 54);
+}
 
-  // Runs still open at the end of their row close here, after the last lane.
-  for (auto& [row, run] : runs_) flush_run(run, lanes_);
-
+// The document: header, then the plot's layers moved below it.
+std::string Renderer::assemble(Element& head, Element& tail, const std::string& title, double plot_top,
+                               double height) {
   Element doc("svg");
   doc.attr("xmlns", "http://www.w3.org/2000/svg")
       .attr("width", o_.width_px)
@@ -1003,6 +1021,21 @@ std::string Renderer::render() {
   doc.append_to(svg);
   svg += '\n';
   return svg;
+}
+
+std::string Renderer::render() {
+  const double lanes_bottom = draw_plot();
+  Element tail = Element::fragment();
+  const double plot_h = draw_captions(tail, lanes_bottom);
+  const std::string title = title_text();
+  Element head = Element::fragment();
+  const double legend_bottom = draw_header(head, title);
+  const double plot_top = legend_bottom + 10;
+  const double height = std::ceil(plot_top + plot_h);
+
+  // Runs still open at the end of their row close here, after the last lane.
+  for (auto& [row, run] : runs_) flush_run(run, lanes_);
+  return assemble(head, tail, title, plot_top, height);
 }
 
 }  // namespace

@@ -379,6 +379,41 @@ int Run::dtype_bytes() const { return static_cast<int>(c10::elementSize(dtype_))
 
 void Run::stop_if_interrupted() const { throw_if_interrupted("while profiling"); }
 
+namespace {
+
+// The cycle's key_averages table, as the run's flags ask for it.
+std::string cycle_table(CycleResult& cycle, const ChapterConfig& cfg) {
+  TableOptions topts;
+  topts.sort_by = cfg.sort_by;
+  topts.row_limit = cfg.row_limit;
+  // profile_memory: Python's memory columns (the in-memory events carry the [memory] records).
+  topts.profile_memory = cycle.trace().profile_memory;
+  topts.use_device = cycle.trace().has_device_activity();
+  return format_table(key_averages(cycle.trace()), topts);
+}
+
+// The reference run, if any: saved next to trace.json (or read from where it was saved), read
+// back with its model, and handed to the facts.
+void load_reference(const ReferenceRun& ref, const fs::path& dir, std::optional<Trace>& ref_trace,
+                    std::optional<TraceModel>& ref_model, FactOptions& fo) {
+  if (ref.cycle) {
+    ref.cycle->save_chrome_trace(dir / ref.file);
+    ref_trace = read_trace(dir / ref.file);
+    ref_model.emplace(*ref_trace);
+    fo.reference = &*ref_model;
+    fo.reference_label = ref.label;
+    fo.reference_file = ref.file;
+  } else if (!ref.saved.empty()) {
+    ref_trace = read_trace(ref.saved);
+    ref_model.emplace(*ref_trace);
+    fo.reference = &*ref_model;
+    fo.reference_label = ref.label;
+    fo.reference_file = fs::relative(ref.saved, dir).string();
+  }
+}
+
+}  // namespace
+
 RunOutputs Run::report(CycleResult& cycle, const ReportOptions& ro) {
   throw_if_interrupted("before writing the outputs");  // later signals wait until all are written
   RunOutputs o;
@@ -397,13 +432,7 @@ RunOutputs Run::report(CycleResult& cycle, const ReportOptions& ro) {
   o.svg = dir / "timeline.svg";
 
   cycle.save_chrome_trace(o.trace);
-  TableOptions topts;
-  topts.sort_by = cfg_.sort_by;
-  topts.row_limit = cfg_.row_limit;
-  // profile_memory: Python's memory columns (the in-memory events carry the [memory] records).
-  topts.profile_memory = cycle.trace().profile_memory;
-  topts.use_device = cycle.trace().has_device_activity();
-  const std::string table = format_table(key_averages(cycle.trace()), topts);
+  const std::string table = cycle_table(cycle, cfg_);
   write_file_atomic(o.table, table);
 
   // Lessons and the picture read the trace back from disk: it carries what the in-memory
@@ -419,20 +448,7 @@ RunOutputs Run::report(CycleResult& cycle, const ReportOptions& ro) {
   // The run this one is compared with (chapter 03's 2-D workload), saved next to trace.json.
   std::optional<Trace> ref_trace;
   std::optional<TraceModel> ref_model;
-  if (ro.reference.cycle) {
-    ro.reference.cycle->save_chrome_trace(dir / ro.reference.file);
-    ref_trace = read_trace(dir / ro.reference.file);
-    ref_model.emplace(*ref_trace);
-    fo.reference = &*ref_model;
-    fo.reference_label = ro.reference.label;
-    fo.reference_file = ro.reference.file;
-  } else if (!ro.reference.saved.empty()) {
-    ref_trace = read_trace(ro.reference.saved);
-    ref_model.emplace(*ref_trace);
-    fo.reference = &*ref_model;
-    fo.reference_label = ro.reference.label;
-    fo.reference_file = fs::relative(ro.reference.saved, dir).string();
-  }
+  load_reference(ro.reference, dir, ref_trace, ref_model, fo);
   fo.problem = ro.problem.n > 0 ? ro.problem : Problem::square(cfg_.size, 1, dtype_bytes());
   fo.problem.dtype_bytes = dtype_bytes();
   LessonsReport lr;

@@ -183,23 +183,22 @@ CheckResult judge(const Exercise& e, const fs::path& out_dir, const std::string&
   return r;
 }
 
-CheckResult check_exercise(const Exercise& e, const CheckOptions& o) {
-  CheckResult r;
-  r.program = !o.program.empty() ? o.program : o.bin_dir / (e.name + (o.solution ? "_solution" : ""));
-  r.out_dir = o.out_dir;
-  r.device = o.device;
-  std::string device = o.device;
+namespace {
+
+// The checks before running: a GPU where the exercise needs one (then `device` is "cuda"), the
+// program built, the output folder emptied. False, with r's outcome and message, when one fails.
+bool ready_to_run(const Exercise& e, const CheckOptions& o, CheckResult& r, std::string& device) {
   if (e.needs_gpu) {
     if (o.device == "cpu") {
       r.outcome = Outcome::NeedsGpu;
       r.message = e.id + " needs a GPU: with --device cpu there is nothing to check.";
-      return r;
+      return false;
     }
     if (!gpu_present()) {
       r.outcome = Outcome::NeedsGpu;
       r.message =
           e.id + " needs a GPU, and this machine has none (no NVIDIA driver). Check it on a GPU machine.";
-      return r;
+      return false;
     }
     device = "cuda";
   }
@@ -211,7 +210,7 @@ CheckResult check_exercise(const Exercise& e, const CheckOptions& o) {
                 (o.solution ? "\n(solutions are built when the solutions/ folder exists and "
                               "WORKBOOK_EXERCISE_SOLUTIONS is ON)"
                             : "");
-    return r;
+    return false;
   }
   try {
     fs::remove_all(o.out_dir);
@@ -219,16 +218,55 @@ CheckResult check_exercise(const Exercise& e, const CheckOptions& o) {
   } catch (const fs::filesystem_error& ex) {
     r.outcome = Outcome::Error;
     r.message = "cannot prepare " + o.out_dir.string() + ": " + ex.code().message();
-    return r;
+    return false;
   }
-  r.args = e.args;
+  return true;
+}
+
+// The program's arguments: the exercise's own, then --device, --quiet, --out (and --student).
+std::vector<std::string> program_args(const Exercise& e, const CheckOptions& o, const std::string& device) {
+  std::vector<std::string> args = e.args;
   for (const std::string& a :
        {std::string("--device"), device, std::string("--quiet"), std::string("--out"), o.out_dir.string()})
-    r.args.push_back(a);
+    args.push_back(a);
   if (!o.student.empty()) {
-    r.args.push_back("--student");
-    r.args.push_back(o.student);
+    args.push_back("--student");
+    args.push_back(o.student);
   }
+  return args;
+}
+
+// False, with r's outcome and message, when the run did not succeed (no CUDA device, stopped,
+// crashed, a non-zero exit).
+bool ran_well(const Exercise& e, const CheckOptions& o, const wb::ChildExit& ran, const std::string& log,
+              CheckResult& r) {
+  if (ran.code == 2 && e.needs_gpu && log.find("no CUDA device") != std::string::npos) {
+    r.outcome = Outcome::NeedsGpu;
+    r.message = e.id + " needs a GPU, and LibTorch sees no CUDA device here:\n" + last_lines(log, 3);
+    return false;
+  }
+  if (ran.timed_out || ran.code != 0) {
+    r.outcome = Outcome::Error;
+    r.message = ran.timed_out
+                    ? "the program ran longer than " + std::to_string(o.timeout_s) + " s and was stopped"
+                : ran.signal ? "the program crashed (signal " + std::to_string(ran.signal) + ")"
+                             : "the program exited with code " + std::to_string(ran.code);
+    if (!log.empty()) r.message += "; its last lines:\n" + last_lines(log, 12);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+CheckResult check_exercise(const Exercise& e, const CheckOptions& o) {
+  CheckResult r;
+  r.program = !o.program.empty() ? o.program : o.bin_dir / (e.name + (o.solution ? "_solution" : ""));
+  r.out_dir = o.out_dir;
+  r.device = o.device;
+  std::string device = o.device;
+  if (!ready_to_run(e, o, r, device)) return r;
+  r.args = program_args(e, o, device);
   r.student = o.student;
   r.log = o.out_dir / "program.log";
   wb::ChildExit ran;
@@ -242,20 +280,7 @@ CheckResult check_exercise(const Exercise& e, const CheckOptions& o) {
   r.exit_code = ran.code;
   r.seconds = ran.seconds;
   const std::string log = slurp(r.log);
-  if (ran.code == 2 && e.needs_gpu && log.find("no CUDA device") != std::string::npos) {
-    r.outcome = Outcome::NeedsGpu;
-    r.message = e.id + " needs a GPU, and LibTorch sees no CUDA device here:\n" + last_lines(log, 3);
-    return r;
-  }
-  if (ran.timed_out || ran.code != 0) {
-    r.outcome = Outcome::Error;
-    r.message = ran.timed_out
-                    ? "the program ran longer than " + std::to_string(o.timeout_s) + " s and was stopped"
-                : ran.signal ? "the program crashed (signal " + std::to_string(ran.signal) + ")"
-                             : "the program exited with code " + std::to_string(ran.code);
-    if (!log.empty()) r.message += "; its last lines:\n" + last_lines(log, 12);
-    return r;
-  }
+  if (!ran_well(e, o, ran, log, r)) return r;
   try {
     CheckResult j = judge(e, o.out_dir, o.student);
     j.program = r.program;
