@@ -97,6 +97,22 @@ def train_step(model, opt, tokens, targets):
     return loss
 
 
+def export_gzipped(prof, path):
+    """The Chrome trace, gzipped into `path` (<rec>.json.gz), as Python writes it."""
+    raw = path.with_suffix("")  # <rec>.json
+    prof.export_chrome_trace(str(raw))
+    with open(raw, "rb") as f_in, gzip.open(path, "wb", compresslevel=9) as f_out:
+        shutil.copyfileobj(f_in, f_out)
+    raw.unlink()
+
+
+def write_tables(out, rec, meta, tables):
+    """<rec>.tables.json.gz: {"meta": how it was recorded, "tables": Python's table texts}."""
+    with gzip.open(out / f"{rec}.tables.json.gz", "wt", compresslevel=9) as f:
+        json.dump({"meta": meta, "tables": tables}, f, indent=0, sort_keys=True)
+    print(f"wrote {out / rec}.json.gz and {rec}.tables.json.gz")
+
+
 def record(device, steps, record_shapes, with_flops, path):
     torch.manual_seed(0)
     model = Model().to(device)
@@ -114,11 +130,7 @@ def record(device, steps, record_shapes, with_flops, path):
             if device == "cuda":
                 torch.cuda.synchronize()
             prof.step()
-    raw = path.with_suffix("")  # <rec>.json
-    prof.export_chrome_trace(str(raw))
-    with open(raw, "rb") as f_in, gzip.open(path, "wb", compresslevel=9) as f_out:
-        shutil.copyfileobj(f_in, f_out)
-    raw.unlink()
+    export_gzipped(prof, path)
     return prof
 
 
@@ -161,10 +173,7 @@ def main():
                 "device_name": torch.cuda.get_device_name() if args.device == "cuda" else "cpu",
                 "record_shapes": shapes, "with_flops": flops, "steps": args.steps,
                 "trace_start_ns": prof.profiler.kineto_results.trace_start_ns()}
-        doc = {"meta": meta, "tables": tables(prof, shapes)}
-        with gzip.open(args.out / f"{rec}.tables.json.gz", "wt", compresslevel=9) as f:
-            json.dump(doc, f, indent=0, sort_keys=True)
-        print(f"wrote {args.out / rec}.json.gz and {rec}.tables.json.gz")
+        write_tables(args.out, rec, meta, tables(prof, shapes))
 
 
 if __name__ == "__main__":

@@ -31,10 +31,7 @@ device thread anyway, so the CUDA fixtures attribute records across threads.)
                          <group_by_input_shape>": Python's table text}} (make_fixtures.py's layout)
 """
 import argparse
-import gzip
-import json
 import pathlib
-import shutil
 import sys
 
 import torch
@@ -42,7 +39,7 @@ import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from make_fixtures import SORT_KEYS, Model  # noqa: E402
+from make_fixtures import SORT_KEYS, Model, export_gzipped, write_tables  # noqa: E402
 
 BIG = 400 * 1024 * 1024  # bytes: the "big_buffer" tensor (uninitialised, so never touched)
 
@@ -88,11 +85,7 @@ def record(device, steps, sched, record_shapes, path):
             if device == "cuda":
                 torch.cuda.synchronize()
             prof.step()
-    raw = path.with_suffix("")  # <rec>.json
-    prof.export_chrome_trace(str(raw))
-    with open(raw, "rb") as f_in, gzip.open(path, "wb", compresslevel=9) as f_out:
-        shutil.copyfileobj(f_in, f_out)
-    raw.unlink()
+    export_gzipped(prof, path)
     return prof
 
 
@@ -132,10 +125,7 @@ def main():
                 "record_shapes": shapes, "profile_memory": True, "schedule": sched,
                 "steps": args.steps, "script": "tests/data/python/make_memory_fixtures.py",
                 "trace_start_ns": prof.profiler.kineto_results.trace_start_ns()}
-        doc = {"meta": meta, "tables": tables(prof, shapes)}
-        with gzip.open(args.out / f"{rec}.tables.json.gz", "wt", compresslevel=9) as f:
-            json.dump(doc, f, indent=0, sort_keys=True)
-        print(f"wrote {args.out / rec}.json.gz and {rec}.tables.json.gz")
+        write_tables(args.out, rec, meta, tables(prof, shapes))
 
 
 if __name__ == "__main__":
