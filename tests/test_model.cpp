@@ -240,6 +240,39 @@ TEST_CASE("launch links: wrong ids break them; ops win over annotations", "[core
   CHECK_FALSE(m.op_of(past).has_value());
 }
 
+TEST_CASE("find_annotations: find() restricted to CPU-side user annotations", "[core][model][cpu]") {
+  // Every name of three traces (a CPU one; the H200 recording of chapter 01, whose annotations
+  // also appear as GPU-side annotations of the same name; a training step with several), and
+  // names that are not annotations: the same events in the same order as find() + a kind filter.
+  const fs::path root(WORKBOOK_ROOT);
+  for (const fs::path& file : {kPyCpu, root / "expected_output" / "h200" / "01_cold_64" / "trace.json",
+                               root / "expected_output" / "cpu" / "08_memory" / "trace.json"}) {
+    INFO(file.string());
+    const wb::Trace t = wb::read_trace(file);
+    const wb::TraceModel m(t);
+    std::set<std::string> names;
+    for (const wb::Event& e : t.events) names.insert(e.name);
+    int annotated = 0;
+    for (const std::string& n : names) {
+      std::vector<wb::EventIdx> want;
+      for (wb::EventIdx i : m.find(n))
+        if (m.at(i).kind == wb::Kind::UserAnnotation) want.push_back(i);
+      CHECK(m.find_annotations(n) == want);
+      annotated += !want.empty();
+    }
+    CHECK(annotated >= 2);  // at least the steps and one record_function range
+  }
+  // Equal starts keep file order, as find() does.
+  const wb::Trace t = wb::parse_trace(trace_of({{"b", 1, 5, 0, "user_annotation"},
+                                                {"a", 1, 5, 0, "user_annotation"},
+                                                {"b", 1, 3, 0, "user_annotation"},
+                                                {"b", 1, 2, 0, "cpu_op"}}));
+  const wb::TraceModel m(t);
+  CHECK(m.find_annotations("b") == std::vector<wb::EventIdx>{0, 2});
+  CHECK(m.find_annotations("a") == std::vector<wb::EventIdx>{1});
+  CHECK(m.find_annotations("c").empty());
+}
+
 TEST_CASE("an empty trace gives an empty model", "[core][model][cpu]") {
   const wb::Trace t = wb::parse_trace(R"({"traceEvents":[]})");
   const wb::TraceModel m(t);

@@ -187,6 +187,10 @@ TraceModel::TraceModel(const Trace& trace) : trace_(&trace) {
   link_launches(ev, gpu_lanes_, by_start, launcher_, launched_);
   link_ops(ev, launcher_, op_of_);
   find_steps(ev, cpu_lanes_, steps_, steps_by_start_);
+  for (EventIdx i = 0; i < n; ++i)
+    if (ev[i].kind == Kind::UserAnnotation) annotations_.push_back(i);
+  std::stable_sort(annotations_.begin(), annotations_.end(),
+                   [&ev](EventIdx a, EventIdx b) { return ev[a].start_ns < ev[b].start_ns; });
 }
 
 std::optional<EventIdx> TraceModel::parent(EventIdx i) const {
@@ -217,6 +221,13 @@ std::vector<EventIdx> TraceModel::find(std::string_view name) const {
     if (ev[i].name == name) out.push_back(i);
   std::stable_sort(out.begin(), out.end(),
                    [&ev](EventIdx a, EventIdx b) { return ev[a].start_ns < ev[b].start_ns; });
+  return out;
+}
+
+std::vector<EventIdx> TraceModel::find_annotations(std::string_view name) const {
+  std::vector<EventIdx> out;
+  for (EventIdx i : annotations_)
+    if (trace_->events[i].name == name) out.push_back(i);
   return out;
 }
 

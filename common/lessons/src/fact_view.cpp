@@ -111,12 +111,7 @@ Interval View::active_window() const {
   return w;
 }
 
-std::vector<EventIdx> View::annotations(std::string_view name) const {
-  std::vector<EventIdx> out;
-  for (EventIdx i : m.find(name))
-    if (m.at(i).kind == Kind::UserAnnotation) out.push_back(i);
-  return out;
-}
+std::vector<EventIdx> View::annotations(std::string_view name) const { return m.find_annotations(name); }
 
 int View::step_number(EventIdx i) const {
   const Event& e = m.at(i);
@@ -270,6 +265,8 @@ bool is_one_time_event(std::string_view name) {
       "cudaOccupancyMaxActiveClusters", "cudaOccupancyAvailableDynamicSMemPerBlock",
       // and the caching allocator's first release.
       "cudaFree"};
+  // Every prefix starts with one of these letters: most events (aten::..., [memory]) stop here.
+  if (name.empty() || (name[0] != 'A' && name[0] != 'R' && name[0] != 'L' && name[0] != 'c')) return false;
   for (auto p : kPrefixes)
     if (starts_with(name, p)) return true;
   return false;

@@ -417,15 +417,16 @@ std::vector<std::string> user_annotations(const TraceModel& m) {
       if (std::find(names.begin(), names.end(), e.name) == names.end()) names.push_back(e.name);
     }
   }
-  // First appearance in time, not lane order.
-  auto first_start = [&](const std::string& n) {
+  // First appearance in time (of any event so named), not lane order; one pass per name.
+  std::vector<std::pair<int64_t, std::string>> by_first;
+  for (auto& n : names) {
     int64_t t = INT64_MAX;
     for (EventIdx i : m.find(n)) t = std::min(t, m.at(i).start_ns);
-    return t;
-  };
-  std::stable_sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {
-    return first_start(a) < first_start(b);
-  });
+    by_first.emplace_back(t, std::move(n));
+  }
+  std::stable_sort(by_first.begin(), by_first.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t k = 0; k < names.size(); ++k) names[k] = std::move(by_first[k].second);
   return names;
 }
 
@@ -447,8 +448,7 @@ std::string main_annotation(const TraceModel& m, const std::vector<std::string>&
   int64_t best_ns = -1;
   for (const auto& n : names) {
     int64_t ns = 0;
-    for (EventIdx i : m.find(n))
-      if (m.at(i).kind == Kind::UserAnnotation) ns += m.at(i).dur_ns;
+    for (EventIdx i : m.find_annotations(n)) ns += m.at(i).dur_ns;
     if (ns > best_ns) best = n, best_ns = ns;
   }
   return best;
