@@ -2,7 +2,9 @@
 
 #include <CLI/CLI.hpp>  // the chapter's own flags
 
+#include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "workbook/profiler.hpp"
 
@@ -35,29 +37,53 @@ std::string napkin(const llm::Config& c, int64_t batch, int64_t prompt, int dtyp
       (flop_layer * c.layers + 2.0 * batch * c.dim * c.vocab) / 1e9, ll(batch), read / 1e6);
 }
 
+namespace {
+// One generation: the prefill, then new_tokens - 1 decode steps at positions prompt .. prompt +
+// new_tokens - 2. Returns {prefill ms, decode ms per token}.
+std::pair<double, double> timed_generation(const llm::Model& model, const torch::Tensor& prompt,
+                                           llm::KvCache& kv, const Flags& fl) {
+  using clock = std::chrono::steady_clock;
+  const auto ms = [](clock::time_point a, clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  wb::synchronize_device();
+  const auto t0 = clock::now();
+  torch::Tensor next = model.prefill(prompt, kv).argmax(-1, true);  // rewrites rows 0..prompt-1
+  wb::synchronize_device();
+  const auto t1 = clock::now();
+  for (int64_t i = 0; i + 1 < fl.new_tokens; ++i)
+    next = model.decode(next, fl.prompt + i, kv).argmax(-1, true);
+  wb::synchronize_device();
+  const auto t2 = clock::now();
+  return {ms(t0, t1), ms(t1, t2) / static_cast<double>(std::max<int64_t>(1, fl.new_tokens - 1))};
+}
+
+}  // namespace
+
 void time_generation(wb::Run& run, const llm::Model& model, const llm::Config& cfg,
                      const torch::Tensor& prompt, int64_t batch, int64_t capacity, const Flags& fl) {
   auto kv = llm::KvCache::preallocated(cfg, batch, capacity, run.options());
   model.generate(prompt, 2, kv);  // warm-up: cuBLAS handles, kernel choices
-  wb::synchronize_device();
-  auto t0 = std::chrono::steady_clock::now();
-  torch::Tensor logits = model.prefill(prompt, kv);
-  wb::synchronize_device();
-  auto t1 = std::chrono::steady_clock::now();
-  torch::Tensor next = logits.argmax(-1, true);
-  for (int64_t i = 0; i + 1 < fl.new_tokens; ++i)
-    next = model.decode(next, fl.prompt + i, kv).argmax(-1, true);
-  wb::synchronize_device();
-  auto t2 = std::chrono::steady_clock::now();
-  const double prefill_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-  const double per_token_ms =
-      std::chrono::duration<double, std::milli>(t2 - t1).count() / static_cast<double>(fl.new_tokens - 1);
+  // Twice over the same positions: the first pass meets each key length (prompt + i) for the
+  // first time, the second has seen them all. What differs is one-time work per new shape.
+  const auto [prefill_ms, first_ms] = timed_generation(model, prompt, kv, fl);
+  const auto [prefill2_ms, per_token_ms] = timed_generation(model, prompt, kv, fl);
   const double flop = llm::prefill_flop_per_layer(cfg, batch * fl.prompt) * cfg.layers;
-  run.say(
-      llm::strf("Timed, unprofiled: prefill %.2f ms (%.3g TFLOP/s achieved); decode %.3f ms per "
-                "token = %.0f tokens/s at batch %lld\n",
-                prefill_ms, flop / (prefill_ms * 1e-3) / 1e12, per_token_ms, 1e3 * batch / per_token_ms,
-                static_cast<long long>(batch)));
+  const double best_prefill = std::min(prefill_ms, prefill2_ms);
+  using ll = long long;
+  if (fl.new_tokens < 2) {  // a prefill, no decode step to time
+    run.say(llm::strf(
+        "Timed, unprofiled: prefill %.2f ms (%.3g TFLOP/s achieved); no decode step (--new-tokens 1)\n",
+        best_prefill, flop / (best_prefill * 1e-3) / 1e12));
+    return;
+  }
+  run.say(llm::strf(
+      "Timed, unprofiled: prefill %.2f ms (%.3g TFLOP/s achieved); decode %.3f ms per token = %.0f tokens/s "
+      "at batch %lld\n"
+      "  (positions %lld..%lld, decoded twice; that is the second pass. The first, where each key length "
+      "was new, took %.3f ms per token)\n",
+      best_prefill, flop / (best_prefill * 1e-3) / 1e12, per_token_ms, 1e3 * batch / per_token_ms, ll(batch),
+      ll(fl.prompt), ll(fl.prompt + fl.new_tokens - 2), first_ms));
 }
 
 }  // namespace wb09
