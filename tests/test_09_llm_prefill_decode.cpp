@@ -11,6 +11,10 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <utility>
 
 #include "chapter_runner.hpp"
 #include "llm.hpp"
@@ -185,4 +189,36 @@ TEST_CASE("chapter 09's recordings pass their lessons; each phase fails another'
       CHECK(judge(tr, "09_llm_prefill_decode/" + other, p, annotation(ph)).failed >= 1);
     }
   }
+}
+
+// The README's "first pass" paragraph: the timed line prints the decode twice over the same
+// positions. In the H200 recording the first pass (each key length new: cuDNN attention builds a
+// plan per shape) is several times slower than the second; on the CPU the two are close. The
+// recordings' stdout.txt decide; a wrong recording (the other platform's) fails both relations.
+namespace {
+// {second pass, first pass} in ms per token, from a recording's stdout.txt.
+std::pair<double, double> decode_passes(const std::string& platform) {
+  const fs::path p =
+      fs::path(WORKBOOK_ROOT) / "expected_output" / platform / "09_llm_prefill_decode" / "stdout.txt";
+  std::ifstream in(p);
+  REQUIRE(in);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::regex second(R"(decode ([0-9.]+) ms per token = )"),
+      first(R"(was new, took ([0-9.]+) ms per token)");
+  std::smatch a, b;
+  REQUIRE(std::regex_search(text, a, second));
+  REQUIRE(std::regex_search(text, b, first));
+  return {std::stod(a[1]), std::stod(b[1])};
+}
+}  // namespace
+
+TEST_CASE("chapter 09's timed decode: the first pass over new lengths, slow on the H200 only",
+          "[ch09][recorded][cpu]") {
+  const auto [h200_second, h200_first] = decode_passes("h200");
+  const auto [cpu_second, cpu_first] = decode_passes("cpu");
+  INFO("h200: " << h200_first << " then " << h200_second << " ms; cpu: " << cpu_first << " then "
+                << cpu_second);
+  CHECK(h200_first > 3 * h200_second);      // several times slower
+  CHECK(cpu_first < 2 * cpu_second);        // close on the CPU (load noise aside)
+  CHECK_FALSE(cpu_first > 3 * cpu_second);  // the H200's relation does not hold on the CPU's recording
 }
