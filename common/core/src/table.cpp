@@ -878,16 +878,22 @@ std::string trim_path(const std::string& path, size_t width) {
   return tail;
 }
 
+}  // namespace
+
+std::string table_name_cell(const std::string& key, int max_name_width) {
+  if (max_name_width > 0 && key.size() >= static_cast<size_t>(max_name_width - 3))
+    return key.substr(0, max_name_width - 3) + "...";
+  return key;
+}
+
+namespace {
+
 // One row's cells, in the order Python fills them. With both FLOPs and a stack, Python puts
 // the FLOPs before the source location although its headers name them the other way round:
 // each value lands in the other's column, and we print the same.
 std::vector<std::string> row_cells(const TableRow& r, const Layout& l, const TableOptions& opts) {
-  std::string name = r.key;
-  const int max_name = opts.max_name_width;
-  if (max_name > 0 && name.size() >= static_cast<size_t>(max_name - 3))
-    name = name.substr(0, max_name - 3) + "...";
   std::vector<std::string> cells = {
-      name,
+      table_name_cell(r.key, opts.max_name_width),
       format_time_share(r.self_cpu_us, l.self_cpu_sum),
       format_time_us(r.self_cpu_us),
       // Python prints a bare 0 here for async events.

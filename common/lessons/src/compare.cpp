@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "workbook/peaks.hpp"
+#include "workbook/table.hpp"
 #include "workbook/table_text.hpp"
 #include "workbook/trace_reader.hpp"
 
@@ -112,7 +113,116 @@ std::string calls_text(int64_t c) { return c < 0 ? "-" : std::to_string(c); }
 std::string row_state(const TableDiffRow& t) {
   if (t.learner_calls < 0) return "only in reference";
   if (t.reference_calls < 0) return "only in yours";
-  return t.same() ? "ok" : "calls differ";
+  std::string s = t.same()      ? "ok"
+                  : t.matches() ? fmt::format("ok, within {:.0f}%: device work at the window's edges",
+                                              100 * kDeviceCallTolerance)
+                                : "calls differ";
+  if (!t.learner_name.empty()) s += "; yours names it '" + t.learner_name + "'";
+  if (t.learner_below_cut) s += "; below your table's cut, counted in your trace";
+  if (t.reference_below_cut) s += "; below the reference table's cut, counted in its trace";
+  return s;
+}
+
+// Every row of a side's trace as its table would name it (cut to the Name column), with its
+// calls; the rows its table shows are taken out, so what is left is below the table's cut.
+struct FullRow {
+  std::string name;
+  int64_t calls = 0;
+  bool device = false;
+  bool used = false;
+};
+std::vector<FullRow> rows_below_cut(const Side& s) {
+  std::vector<FullRow> rows;
+  if (!s.trace) return rows;
+  for (const TableRow& r : key_averages(*s.trace))
+    rows.push_back({table_name_cell(r.key), r.calls, r.on_device});
+  if (s.table)
+    for (const TableLine& shown : *s.table)
+      for (FullRow& f : rows)
+        if (!f.used && f.name == shown.name && f.calls == shown.calls) {
+          f.used = true;
+          break;
+        }
+  return rows;
+}
+
+// Kineto labels a memset or memcpy by its memory kinds: "Memset (Device)", "Memset (Unknown)",
+// "Memcpy HtoD (Pageable -> Device)". The same copy may carry another label in another run.
+std::string copy_family(const std::string& name) {
+  if (name.rfind("Memset (", 0) != 0 && name.rfind("Memcpy ", 0) != 0) return "";
+  return name.substr(0, name.find(" ("));
+}
+
+// Of the rows not yet used, the one named `name` (or, with `family`, of the same copy family)
+// whose calls are closest to `calls`; nullopt if none.
+template <class Row, class NameOf>
+std::optional<size_t> closest(const std::vector<Row>& rows, const std::vector<bool>& used,
+                              const std::string& name, int64_t calls, bool family, NameOf name_of) {
+  std::optional<size_t> best;
+  const std::string fam = family ? copy_family(name) : "";
+  if (family && fam.empty()) return best;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (used[i]) continue;
+    const std::string& n = name_of(rows[i]);
+    if (family ? copy_family(n) != fam : n != name) continue;
+    const int64_t c = rows[i].calls;
+    if (!best || std::llabs(c - calls) < std::llabs(rows[*best].calls - calls)) best = i;
+  }
+  return best;
+}
+
+// The table comparison: names and call counts. A reference row pairs with your row of the same
+// name (of several, the closest count), else with one of the same memset/memcpy family, else
+// with the row of that name below your table's cut; your rows left over likewise look below the
+// reference's cut.
+std::vector<TableDiffRow> compare_tables(const Side& mine, const Side& ref) {
+  std::vector<TableDiffRow> out;
+  const auto& yours = *mine.table;
+  std::vector<bool> used(yours.size(), false);
+  std::vector<FullRow> mine_rest = rows_below_cut(mine), ref_rest = rows_below_cut(ref);
+  auto line_name = [](const TableLine& l) -> const std::string& { return l.name; };
+  auto full_name = [](const FullRow& f) -> const std::string& { return f.name; };
+  auto used_flags = [](const std::vector<FullRow>& v) {
+    std::vector<bool> u;
+    for (const auto& f : v) u.push_back(f.used);
+    return u;
+  };
+  auto is_device = [&](const std::string& name) {
+    for (const auto* v : {&mine_rest, &ref_rest})
+      for (const auto& f : *v)
+        if (f.name == name && f.device) return true;
+    return false;
+  };
+  for (const auto& want : *ref.table) {
+    TableDiffRow row{want.name, -1, want.calls};
+    auto i = closest(yours, used, want.name, want.calls, false, line_name);
+    if (!i) {
+      if ((i = closest(yours, used, want.name, want.calls, true, line_name)))
+        row.learner_name = yours[*i].name;
+    }
+    if (i) {
+      used[*i] = true;
+      row.learner_calls = yours[*i].calls;
+    } else if (auto f = closest(mine_rest, used_flags(mine_rest), want.name, want.calls, false, full_name)) {
+      mine_rest[*f].used = true;
+      row.learner_calls = mine_rest[*f].calls;
+      row.learner_below_cut = true;
+    }
+    row.device = is_device(want.name);
+    out.push_back(std::move(row));
+  }
+  for (size_t i = 0; i < yours.size(); ++i) {
+    if (used[i]) continue;
+    TableDiffRow row{yours[i].name, yours[i].calls, -1};
+    if (auto f = closest(ref_rest, used_flags(ref_rest), yours[i].name, yours[i].calls, false, full_name)) {
+      ref_rest[*f].used = true;
+      row.reference_calls = ref_rest[*f].calls;
+      row.reference_below_cut = true;
+    }
+    row.device = is_device(yours[i].name);
+    out.push_back(std::move(row));
+  }
+  return out;
 }
 
 }  // namespace
@@ -144,9 +254,17 @@ int CompareReport::lessons_agree() const {
   return static_cast<int>(
       std::count_if(lessons.begin(), lessons.end(), [](const LessonDiffRow& l) { return l.agree(); }));
 }
+bool TableDiffRow::matches() const {
+  if (same()) return true;
+  if (!device || learner_calls < 0 || reference_calls < 0) return false;
+  const int64_t most = std::max(learner_calls, reference_calls);
+  const double allowed = std::max(1.0, kDeviceCallTolerance * static_cast<double>(most));
+  return static_cast<double>(std::llabs(learner_calls - reference_calls)) <= allowed;
+}
+
 int CompareReport::table_same() const {
   return static_cast<int>(
-      std::count_if(table.begin(), table.end(), [](const TableDiffRow& t) { return t.same(); }));
+      std::count_if(table.begin(), table.end(), [](const TableDiffRow& t) { return t.matches(); }));
 }
 bool CompareReport::ok() const {
   return lessons_agree() == static_cast<int>(lessons.size()) &&
@@ -292,21 +410,8 @@ CompareReport compare_run(const fs::path& run_dir, const CompareOptions& o) {
                                      "unknown chapter)");
   }
 
-  // Table: names and call counts; rows with the same name pair up in order.
   if (mine.table && ref.table) {
-    std::vector<bool> used(mine.table->size(), false);
-    for (const auto& want : *ref.table) {
-      TableDiffRow row{want.name, -1, want.calls};
-      for (size_t i = 0; i < mine.table->size(); ++i)
-        if (!used[i] && (*mine.table)[i].name == want.name) {
-          used[i] = true;
-          row.learner_calls = (*mine.table)[i].calls;
-          break;
-        }
-      r.table.push_back(row);
-    }
-    for (size_t i = 0; i < mine.table->size(); ++i)
-      if (!used[i]) r.table.push_back({(*mine.table)[i].name, (*mine.table)[i].calls, -1});
+    r.table = compare_tables(mine, ref);
   } else {
     r.notes.push_back(mine.table ? "the reference has no table.txt" : "your run has no table.txt");
   }
@@ -327,6 +432,7 @@ std::string render_compare(const CompareReport& r, Format f) {
       table.push_back({{"name", t.name},
                        {"yours", t.learner_calls},
                        {"reference", t.reference_calls},
+                       {"matches", t.matches()},
                        {"state", row_state(t)}});
     return json{{"chapter", r.chapter},
                 {"platform", r.platform},

@@ -37,8 +37,19 @@ struct TableDiffRow {
   std::string name;
   int64_t learner_calls = -1;  // -1: no such row on that side
   int64_t reference_calls = -1;
+  // Where a side's table does not show the row (its top rows are cut by time), the count is
+  // read from that side's trace, and these say so.
+  bool learner_below_cut = false, reference_below_cut = false;
+  // Device work (kernels, memcpys, memsets): its count may move by a few calls from run to run,
+  // where a CUDA graph replay or an AOTI run straddles the first or the last step.
+  bool device = false;
+  std::string learner_name;  // set when yours names the same row otherwise ("Memset (Unknown)")
   bool same() const { return learner_calls == reference_calls; }
+  // same(), or device work within kDeviceCallTolerance (and at least 1 call) of the reference.
+  bool matches() const;
 };
+// Device rows match when their counts differ by at most this share of the larger (or 1 call).
+constexpr double kDeviceCallTolerance = 0.05;
 
 struct LessonDiffRow {
   std::string fact, title, pattern;
@@ -62,7 +73,7 @@ struct CompareReport {
   std::vector<std::string> notes;  // what could not be compared, and why
   int lessons_agree() const;
   int table_same() const;
-  bool ok() const;  // every lesson agrees and every table row matches
+  bool ok() const;  // every lesson agrees and every table row matches (TableDiffRow::matches)
 };
 
 // "h200", "a100", ... from the trace's first device; "cpu" for a CPU-only trace.
