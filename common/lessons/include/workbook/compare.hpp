@@ -40,16 +40,21 @@ struct TableDiffRow {
   // Where a side's table does not show the row (its top rows are cut by time), the count is
   // read from that side's trace, and these say so.
   bool learner_below_cut = false, reference_below_cut = false;
-  // Device work (kernels, memcpys, memsets): its count may move by a few calls from run to run,
-  // where a CUDA graph replay or an AOTI run straddles the first or the last step.
-  bool device = false;
+  // Device work (kernels, memcpys, memsets) and CUDA API calls (runtime, driver): their counts
+  // may move by a few calls from run to run. A CUDA graph replay or an AOTI run straddles the
+  // first or the last step; the AOTI runner waits on its previous run (cudaEventSynchronize)
+  // only when the GPU is still busy with it.
+  bool timing_dependent = false;
+  // The side's trace was searched for the row: -1 calls there means none at all (0).
+  bool learner_traced = false, reference_traced = false;
   std::string learner_name;  // set when yours names the same row otherwise ("Memset (Unknown)")
   bool same() const { return learner_calls == reference_calls; }
-  // same(), or device work within kDeviceCallTolerance (and at least 1 call) of the reference.
+  // same(), or a timing-dependent row within kTimingCallTolerance (or 1 call) of the reference.
   bool matches() const;
 };
-// Device rows match when their counts differ by at most this share of the larger (or 1 call).
-constexpr double kDeviceCallTolerance = 0.05;
+// Timing-dependent rows match when their counts differ by at most this share of the larger (or
+// by 1 call).
+constexpr double kTimingCallTolerance = 0.05;
 
 struct LessonDiffRow {
   std::string fact, title, pattern;
