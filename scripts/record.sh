@@ -118,7 +118,15 @@ for ch in "$stage"/*/; do
   mv "$ch" "$dest/$name"; rm -rf "$dest/$name.old"
 done
 if [ -n "$only" ] && [ -f "$dest/PROVENANCE" ]; then
-  { echo; echo "# $only re-recorded:"; cat "$stage/PROVENANCE"; } >> "$dest/PROVENANCE"
+  # The first block says how the whole platform was recorded; each re-recorded chapter keeps one
+  # block, its latest: an earlier block for the same chapter is dropped, not piled up.
+  awk -v ch="$only" '
+    /^$/ { blank++; next }
+    /^# .* re-recorded:$/ { skip = ($0 == "# " ch " re-recorded:") }
+    { if (skip) { blank = 0; next } while (blank > 0) { print ""; blank-- } print }
+  ' "$dest/PROVENANCE" > "$dest/PROVENANCE.tmp"
+  { echo; echo "# $only re-recorded:"; cat "$stage/PROVENANCE"; } >> "$dest/PROVENANCE.tmp"
+  mv "$dest/PROVENANCE.tmp" "$dest/PROVENANCE"
 else
   mv "$stage/PROVENANCE" "$dest/PROVENANCE"
 fi
