@@ -504,6 +504,21 @@ TEST_CASE("ch05: the chapter on the CPU: every variant in its folder, lessons ho
   CHECK_THAT(proc::slurp(r.dir / "comparison.txt"), ContainsSubstring("no CUDA device"));
 }
 
+TEST_CASE("ch05: --compare with one --variant compares that variant, not the lessons across all",
+          "[ch05][cpu]") {
+  if (torch::cuda::is_available()) SKIP("a CUDA device is present: see [gpu]");
+  // The CPU recording's comparison.json judges eager and addmm side by side; addmm alone leaves
+  // its one_op lesson n/a, which --compare used to report as a difference (exit 3).
+  const auto r = chapter_runner::run(
+      "05_compiled_addmm",
+      {"--size", "64", "--check", "--compare", "--platform", "cpu", "--variant", "addmm"}, "compare_one");
+  INFO(r.out << r.err);
+  CHECK(r.rc == 0);
+  CHECK_THAT(r.out, ContainsSubstring("Lessons across variants not compared with the recording"));
+  CHECK_THAT(r.out, ContainsSubstring("table: "));  // the variant's own folder was compared
+  CHECK_FALSE(fs::exists(r.dir / "eager"));
+}
+
 TEST_CASE("ch05: the chapter rejects an unknown --variant or --census before any work", "[ch05][cpu]") {
   for (const auto& args : {std::vector<std::string>{"--variant", "jit"}, {"--census", "sometimes"}}) {
     const auto r = chapter_runner::run("05_compiled_addmm", args, "badflag");

@@ -515,7 +515,14 @@ int Run::report_across(const std::vector<VariantRun>& runs, const std::string& a
     std::cout << ch_.name() << " (across variants): lessons " << across.passed << " pass, " << across.failed
               << " fail, " << across.not_applicable << " not applicable\n";
   bool compare_ok = true;
-  if (cfg_.compare) {
+  if (cfg_.compare && cfg_.variant != "all") {
+    // The recorded comparison judges every variant side by side; one variant alone leaves most
+    // of its lessons n/a here, which is no difference of the learner's making.
+    std::cout << "Lessons across variants not compared with the recording: --variant " << cfg_.variant
+              << " profiled one variant (its own folder was compared above); run without --variant to "
+                 "compare them.\n"
+              << std::flush;
+  } else if (cfg_.compare) {
     std::string platform = cfg_.platform, reason = "your --platform";
     if (platform.empty()) {
       platform = "cpu";
