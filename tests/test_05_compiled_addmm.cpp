@@ -509,9 +509,11 @@ TEST_CASE("ch05: --compare with one --variant compares that variant, not the les
   if (torch::cuda::is_available()) SKIP("a CUDA device is present: see [gpu]");
   // The CPU recording's comparison.json judges eager and addmm side by side; addmm alone leaves
   // its one_op lesson n/a, which --compare used to report as a difference (exit 3).
-  const auto r = chapter_runner::run(
-      "05_compiled_addmm",
-      {"--size", "64", "--check", "--compare", "--platform", "cpu", "--variant", "addmm"}, "compare_one");
+  const auto r =
+      chapter_runner::run("05_compiled_addmm",
+                          {"--size", "64", "--check", "--compare", "--platform", "cpu", "--variant", "addmm",
+                           "--expected", (chapter_runner::root() / "expected_output").string()},
+                          "compare_one");
   INFO(r.out << r.err);
   CHECK(r.rc == 0);
   CHECK_THAT(r.out, ContainsSubstring("Lessons across variants not compared with the recording"));
