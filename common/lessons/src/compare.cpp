@@ -139,11 +139,12 @@ struct FullRow {
 std::vector<FullRow> rows_below_cut(const Side& s) {
   std::vector<FullRow> rows;
   if (!s.trace) return rows;
-  std::set<std::string> api;  // CUDA runtime and driver calls, as the table names them
+  const int width = TableOptions{}.max_name_width;  // the chapters' table.txt: the default
+  std::set<std::string> api;                        // CUDA runtime and driver calls, as the table names them
   for (const Event& e : s.trace->events)
-    if (e.kind == Kind::Runtime || e.kind == Kind::Driver) api.insert(table_name_cell(e.name));
+    if (e.kind == Kind::Runtime || e.kind == Kind::Driver) api.insert(table_name_cell(e.name, width));
   for (const TableRow& r : key_averages(*s.trace)) {
-    std::string name = table_name_cell(r.key);
+    std::string name = table_name_cell(r.key, width);
     const bool timing = r.on_device || api.count(name) > 0;
     rows.push_back({std::move(name), r.calls, timing});
   }
@@ -164,16 +165,16 @@ std::string copy_family(const std::string& name) {
   return name.substr(0, name.find(" ("));
 }
 
-// Of the rows not yet used, the one named `name` (or, with `family`, of the same copy family)
+// Of the rows still free, the one named `name` (or, with `family`, of the same copy family)
 // whose calls are closest to `calls`; nullopt if none.
-template <class Row, class NameOf>
-std::optional<size_t> closest(const std::vector<Row>& rows, const std::vector<bool>& used,
-                              const std::string& name, int64_t calls, bool family, NameOf name_of) {
+template <class Row, class IsFree, class NameOf>
+std::optional<size_t> closest(const std::vector<Row>& rows, IsFree is_free, const std::string& name,
+                              int64_t calls, bool family, NameOf name_of) {
   std::optional<size_t> best;
   const std::string fam = family ? copy_family(name) : "";
   if (family && fam.empty()) return best;
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (used[i]) continue;
+    if (!is_free(i)) continue;
     const std::string& n = name_of(rows[i]);
     if (family ? copy_family(n) != fam : n != name) continue;
     const int64_t c = rows[i].calls;
@@ -193,11 +194,9 @@ std::vector<TableDiffRow> compare_tables(const Side& mine, const Side& ref) {
   std::vector<FullRow> mine_rest = rows_below_cut(mine), ref_rest = rows_below_cut(ref);
   auto line_name = [](const TableLine& l) -> const std::string& { return l.name; };
   auto full_name = [](const FullRow& f) -> const std::string& { return f.name; };
-  auto used_flags = [](const std::vector<FullRow>& v) {
-    std::vector<bool> u;
-    for (const auto& f : v) u.push_back(f.used);
-    return u;
-  };
+  auto your_free = [&](size_t i) { return !used[i]; };
+  auto mine_free = [&](size_t i) { return !mine_rest[i].used; };
+  auto ref_free = [&](size_t i) { return !ref_rest[i].used; };
   auto is_timing = [&](const std::string& name) {
     for (const auto* v : {&mine_rest, &ref_rest})
       for (const auto& f : *v)
@@ -206,15 +205,15 @@ std::vector<TableDiffRow> compare_tables(const Side& mine, const Side& ref) {
   };
   for (const auto& want : *ref.table) {
     TableDiffRow row{want.name, -1, want.calls};
-    auto i = closest(yours, used, want.name, want.calls, false, line_name);
+    auto i = closest(yours, your_free, want.name, want.calls, false, line_name);
     if (!i) {
-      if ((i = closest(yours, used, want.name, want.calls, true, line_name)))
+      if ((i = closest(yours, your_free, want.name, want.calls, true, line_name)))
         row.learner_name = yours[*i].name;
     }
     if (i) {
       used[*i] = true;
       row.learner_calls = yours[*i].calls;
-    } else if (auto f = closest(mine_rest, used_flags(mine_rest), want.name, want.calls, false, full_name)) {
+    } else if (auto f = closest(mine_rest, mine_free, want.name, want.calls, false, full_name)) {
       mine_rest[*f].used = true;
       row.learner_calls = mine_rest[*f].calls;
       row.learner_below_cut = true;
@@ -226,7 +225,7 @@ std::vector<TableDiffRow> compare_tables(const Side& mine, const Side& ref) {
   for (size_t i = 0; i < yours.size(); ++i) {
     if (used[i]) continue;
     TableDiffRow row{yours[i].name, yours[i].calls, -1};
-    if (auto f = closest(ref_rest, used_flags(ref_rest), yours[i].name, yours[i].calls, false, full_name)) {
+    if (auto f = closest(ref_rest, ref_free, yours[i].name, yours[i].calls, false, full_name)) {
       ref_rest[*f].used = true;
       row.reference_calls = ref_rest[*f].calls;
       row.reference_below_cut = true;

@@ -83,9 +83,9 @@ std::string format_table(const std::vector<TableRow>& rows, const TableOptions& 
 std::string key_averages_table(const Trace& trace, const TableOptions& opts = {},
                                const GroupOptions& group = {});
 
-// Python's _format_time: "12.345us", "1.234ms", "1.234s" (3 decimals, unit by magnitude).
 // The Name cell of a row: the key, cut to max_name_width with "..." as Python cuts it.
-std::string table_name_cell(const std::string& key, int max_name_width = 55);
+std::string table_name_cell(const std::string& key, int max_name_width);
+// Python's _format_time: "12.345us", "1.234ms", "1.234s" (3 decimals, unit by magnitude).
 std::string format_time_us(double us);
 // Python's _format_memory: "12 B", "1.50 KB", "3.00 MB", "1.17 GB" (1024-based; negative too).
 std::string format_memory(int64_t bytes);

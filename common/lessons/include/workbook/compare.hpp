@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "workbook/lessons.hpp"
@@ -34,6 +35,9 @@ struct TableLine {
 std::vector<TableLine> parse_table_calls(std::string_view text, const std::string& source);
 
 struct TableDiffRow {
+  TableDiffRow() = default;
+  TableDiffRow(std::string name, int64_t learner_calls, int64_t reference_calls)
+      : name(std::move(name)), learner_calls(learner_calls), reference_calls(reference_calls) {}
   std::string name;
   int64_t learner_calls = -1;  // -1: no such row on that side
   int64_t reference_calls = -1;
