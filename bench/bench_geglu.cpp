@@ -2,7 +2,7 @@
 //   eager        torch::gelu(g, "tanh") * u: two ATen kernels, 5 x 50.3 MB = 252 MB moved
 //   inductor     Inductor's fused Triton kernel (an AOTI package of just gelu(g)*u, built at
 //                build time by chapters/export_aoti.py --model geglu): 151 MB
-//   handwritten  chapters/07_geglu_mlp/geglu_kernel.cu: 151 MB, in its default launch configuration
+//   handwritten  models/geglu/geglu_kernel.cu: 151 MB, in its default launch configuration
 //                and in every other one it compiles (wb07::geglu_configs()): the default must win
 // against a measured device-to-device copy of 151 MB (302 MB of traffic) as the bandwidth yardstick.
 // Two clocks, named apart (issue 28):

@@ -1,4 +1,4 @@
-// Tokens/s of chapter 09's decoder (chapters/09_llm_prefill_decode/llm.hpp) at batch 1, N new
+// Tokens/s of chapter 09's decoder (models/llm/llm.hpp) at batch 1, N new
 // tokens after a P-token prompt: C++ eager vs C++ CUDA graph, against the weight-read bound
 // (the weights one step reads / the measured device copy bandwidth). bench_llm_decode.py runs
 // the same shapes in Python (eager and torch.compile(mode="reduce-overhead")).
