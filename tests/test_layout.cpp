@@ -12,6 +12,8 @@
 //     in Python; and it stays a page (at most 100 lines), so the harness's work does not move in.
 #include <catch2/catch_test_macros.hpp>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -24,6 +26,17 @@ namespace fs = std::filesystem;
 namespace {
 
 const fs::path kRoot = WORKBOOK_ROOT;
+
+// The chapters, in run order: the one list (chapters/CMakeLists.txt's WORKBOOK_CHAPTER_ORDER),
+// as the build wrote it to WORKBOOK_BUILD_DIR/chapters.txt.
+std::vector<std::string> chapter_order() {
+  const char* env = std::getenv("WORKBOOK_BUILD_DIR");
+  std::ifstream in(fs::path(env && *env ? env : WORKBOOK_BUILD_DIR) / "chapters.txt");
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(line);
+  return out;
+}
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -195,6 +208,15 @@ TEST_CASE("layout: a chapter's main.cpp shows the profiled loop, and stays a pag
       if (text.find(a) == std::string::npos) out.push_back(a);
     return out;
   };
+  // Every profiled loop stops on Ctrl-C: as many run.stop_if_interrupted() as prof.step().
+  auto unstoppable_loops = [](const std::string& text) {
+    auto count = [&](const std::string& what) {
+      int n = 0;
+      for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+      return n;
+    };
+    return std::max(0, count("prof.step()") - count("run.stop_if_interrupted()"));
+  };
   int chapters = 0;
   for (const auto& e : fs::directory_iterator(kRoot / "chapters")) {
     const fs::path main = e.path() / "main.cpp";
@@ -202,16 +224,18 @@ TEST_CASE("layout: a chapter's main.cpp shows the profiled loop, and stays a pag
     ++chapters;
     INFO(main.string());
     CHECK(lines_of(main) <= 100);
-    std::ifstream in(main);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    for (const auto& m : missing(ss.str())) FAIL_CHECK("the profiler API is not in sight: no " << m);
+    const std::string text = slurp(main);
+    for (const auto& m : missing(text)) FAIL_CHECK("the profiler API is not in sight: no " << m);
+    CHECK(unstoppable_loops(text) == 0);
   }
-  CHECK(chapters >= 7);
-  // The check fails on a main that hides the loop in a helper.
+  REQUIRE(!chapter_order().empty());  // WORKBOOK_BUILD_DIR/chapters.txt: the build's list
+  CHECK(chapters == static_cast<int>(chapter_order().size()));  // every folder is in the list
+  // The check fails on a main that hides the loop in a helper, and on a loop Ctrl-C cannot stop.
   CHECK(missing("return ch.main(argc, argv, [](wb::Run& run) { return "
                 "run.exit_code(run.report(run.profile(step))); });")
             .size() == 6);
+  CHECK(unstoppable_loops("for (;;) { step(); prof.step(); }") == 1);
+  CHECK(unstoppable_loops("for (;;) { step(); prof.step(); run.stop_if_interrupted(); }") == 0);
 }
 
 TEST_CASE("layout: chapters, exercises and benches include and link no other chapter's files",

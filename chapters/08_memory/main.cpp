@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
         const auto y = down(wb07::geglu_fused(gate(x), up(x)));
       }
       prof.step();
+      run.stop_if_interrupted();  // Ctrl-C stops here, before any output is written
     }
     prof.stop();
     wb::ReportOptions ro;
