@@ -1,4 +1,4 @@
-// The shape of the tree, checked on the sources (issue: one shape for every chapter):
+// The shape of the tree, checked on the sources (one shape for every chapter):
 //   * common/ is split by what each part may include: the torch-free libraries (core, lessons,
 //     render, cupti) never include LibTorch, and the LibTorch side (common/torch) never includes
 //     fmt or spdlog (LibTorch bundles its own fmt). The include paths enforce the first at build

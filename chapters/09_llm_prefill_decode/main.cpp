@@ -16,7 +16,7 @@
 #include <algorithm>
 
 #include "llm.hpp"
-#include "prefill_decode_extras.hpp"  // the flags, the napkin math, the unprofiled timing
+#include "timed_generation.hpp"  // the flags, the napkin math, the unprofiled timing
 #include "workbook/chapter.hpp"
 #include "workbook/profiler.hpp"
 #include "workbook/string_printf.hpp"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GeGLU pointwise race on the H200 (issue 28): four contenders timed the same way, in one run.
+# The GeGLU pointwise race on the H200: four contenders timed the same way, in one run.
 #   eager gelu + mul, the hand-written kernel, the AOTI package's Triton kernel  (bench/bench_geglu)
 #   Python torch.compile's Triton kernel                              (bench/bench_geglu_vs_python.py)
 # each with its kernels' own device time (profiler trace, CUPTI: back to back, L2 flushed, right

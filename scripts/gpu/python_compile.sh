@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The post's torch.compile experiment, profiled by Python's own torch.profiler (issue 24):
+# The post's torch.compile experiment, profiled by Python's own torch.profiler:
 # chapter 01's workload at --size 4096 with --warmup, three ways, in one process each:
 #   eager/            no compile (the baseline)
 #   compile/          torch.compile(fn)                          (Inductor, default mode)

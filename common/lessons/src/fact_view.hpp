@@ -2,7 +2,8 @@
 // launched in them), with the helpers the facts share (time arithmetic, kernel classification,
 // call-tree rendering), and the skeleton of a fact (ViewFact). Not part of the public API.
 // The facts themselves, one family per file: facts_overhead.cpp, facts_steps.cpp,
-// facts_launches.cpp, facts_kernels.cpp, facts_throughput.cpp, facts_part2.cpp (Part 2's),
+// facts_launches.cpp, facts_kernels.cpp, facts_throughput.cpp, facts_linear_mlp.cpp (nn.Linear
+// and the GeGLU MLP), facts_fusion.cpp (the fusion race), facts_memory.cpp (profile_memory),
 // facts_across.cpp (across variants); lessons.cpp lists them (view_facts()).
 #pragma once
 
@@ -202,7 +203,7 @@ std::string measure_kernel_footprint(const View& v, const FactOptions& o, Fact& 
 std::string measure_kernel_durations(const View& v, const FactOptions& o, Fact& f);
 // facts_throughput.cpp: achieved FLOP/s against the peak
 std::string measure_throughput(const View& v, const FactOptions& o, Fact& f);
-// facts_part2.cpp: Part 2 (nn.Linear, the GeGLU MLP)
+// facts_linear_mlp.cpp: nn.Linear and the GeGLU MLP
 std::string measure_view_ops(const View& v, const FactOptions& o, Fact& f);
 std::string measure_work_per_step(const View& v, const FactOptions& o, Fact& f);
 std::string measure_gemm_tiles(const View& v, const FactOptions& o, Fact& f);

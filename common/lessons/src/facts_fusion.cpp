@@ -1,5 +1,5 @@
 // Chapter 07's fusion facts: does fusing gelu*mul pay, judged on measured kernel time, not on a
-// kernel's name (issue 28).
+// kernel's name.
 //
 //   fusion_pays            the step's pointwise device time against the eager variant's gelu + mul
 //                          from the same run (FactOptions::reference: eager's trace), with the GEMMs

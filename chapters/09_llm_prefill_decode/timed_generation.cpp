@@ -1,4 +1,4 @@
-#include "prefill_decode_extras.hpp"
+#include "timed_generation.hpp"
 
 #include <CLI/CLI.hpp>  // the chapter's own flags
 

@@ -1,4 +1,4 @@
-#include "decode_graphs_extras.hpp"
+#include "graph_capture_sweep.hpp"
 
 #include <CLI/CLI.hpp>
 
