@@ -21,13 +21,9 @@
 #include "llm.hpp"
 #include "llm_graph.hpp"
 #include "workbook/profiler.hpp"  // wb::synchronize_device
+#include "workbook/stats.hpp"     // wb::median
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -140,7 +136,7 @@ int main(int argc, char** argv) {
     }
     model.set_fused(false);
   }
-  const double e = median(eager), g = median(graph), gf = median(fused);
+  const double e = wb::median(eager), g = wb::median(graph), gf = wb::median(fused);
   std::printf(
       "bench_llm_decode: %s (%.3f B parameters), batch 1, %lld new tokens after a %lld-token prompt, bf16\n",
       cfg.name.c_str(), llm::parameters(cfg) / 1e9, static_cast<long long>(new_tokens),

@@ -12,6 +12,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT:?set OUT to the folder that comes back}"
+mkdir -p "$out"
 B=${BUILD_DIR:-build}
 W=$(mktemp -d)
 say() { echo "$*" | tee -a "$W/summary.txt"; }

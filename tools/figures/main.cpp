@@ -29,12 +29,7 @@ struct Done {
   fg::Result result;
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using wb::read_file;
 
 std::string shown(const fs::path& p, const fs::path& root) {
   std::string name = fs::relative(p, root).string();
@@ -42,7 +37,7 @@ std::string shown(const fs::path& p, const fs::path& root) {
 }
 
 Done run_one(const fg::FileSet& f, const std::string& root, bool update) {
-  Done d{f, shown(f.path, root), slurp(f.path), {}, {}};
+  Done d{f, shown(f.path, root), read_file(f.path), {}, {}};
   fg::Options o;
   o.update = update;
   o.require_marks = f.require_marks;
@@ -61,14 +56,14 @@ int stale_pages(const std::vector<Done>& done, const std::vector<fs::path>& plai
   int n = 0;
   for (const auto& d : done) {
     const fs::path page = fg::page_of(d.file.path);
-    const std::string have = fs::exists(page) ? slurp(page) : std::string();
+    const std::string have = fs::exists(page) ? read_file(page) : std::string();
     if (have == d.page) continue;
     ++n;
     std::cerr << shown(page, root) << ":" << fg::first_difference(have, d.page) << ": differs from what "
               << d.file.path.filename().string() << " generates: run ./workbook docs\n";
   }
   for (const auto& p : plain) {
-    const std::string text = slurp(p);
+    const std::string text = read_file(p);
     const size_t at = text.find("<!--fig");
     if (at == std::string::npos) continue;
     ++n;
@@ -84,7 +79,7 @@ int write_all(const std::vector<Done>& done, bool update, const fs::path& root) 
   for (const auto& d : done) {
     const fs::path page = fg::page_of(d.file.path);
     if (update && !d.result.changes.empty()) wb::write_file_atomic(d.file.path, d.source);
-    if (fs::exists(page) && slurp(page) == d.page) continue;
+    if (fs::exists(page) && read_file(page) == d.page) continue;
     wb::write_file_atomic(page, d.page);
     std::cerr << "figures: wrote " << shown(page, root) << "\n";
     ++written;
