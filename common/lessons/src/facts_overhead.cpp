@@ -5,8 +5,8 @@
 //
 //   overhead_bound, cpu_shares, step_cpu, hot_ops, compile_markers
 //
-// Registered in lessons.cpp (view_facts()); their default patterns are in
-// common/lessons/data/cheatsheet.json, the chapters' in chapters/NN_name/lessons.json.
+// Registered at the end of this file (overhead_facts(), each entry with its default pattern); the
+// chapters' patterns are in chapters/NN_name/lessons.json.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -437,6 +437,117 @@ std::string measure_compile_markers(const View& v, const FactOptions&, Fact& f) 
                      : cache_hit   ? "compiled code ran from its cache (## Call CompiledFxGraph ## "
                                      "names the cached graph)"
                                    : "compiled region present");
+}
+
+// The registry's entries of this file's facts (fact_view.hpp: ViewFact): id, title, why a
+// CPU-only trace has nothing to measure, the measurement, what the default pattern's verdict
+// means, the teaching order, the default pattern, whether it is about a chapter's workload only,
+// and the docs/cheatsheet.md rows that name it first.
+const std::vector<ViewFact>& overhead_facts() {
+  static const std::vector<ViewFact> kFacts = {
+      {"overhead_bound",
+       "Overhead-bound vs compute-bound",
+       "",
+       measure_overhead_bound,
+       {"the CPU spends far longer issuing work than the GPU spends doing it: overhead-bound "
+        "(bigger work or fewer launches help)",
+        "the GPU's time is not small next to the CPU's: the device does real work (compute- or "
+        "memory-bound), though CPU overhead may still show"},
+       10,
+       R"json({"text": "overhead-bound: Self CUDA total < 0.1 x Self CPU total",
+ "why": "the cheatsheet's 'CPU total >> CUDA total'; 64x64 runs sit near 0.01",
+ "all": [
+      {"key": "/cuda_cpu_ratio", "op": "<", "value": 0.1, "scope": "gpu"}
+ ]})json",
+       false,
+       {{"**Overhead-bound**",
+         "Self CUDA total is a small fraction of Self CPU total",
+         "the GPU row is mostly empty; short kernels far apart",
+         "01, 02, 03",
+         {}},
+        {"**Compute-bound**",
+         "Self CUDA total close to Self CPU total (below it: the final `cudaDeviceSynchronize` is CPU time); "
+         "the GEMM row holds most of the CUDA time",
+         "the GPU row is nearly solid from its first kernel on",
+         "04",
+         {"kernel_durations"}}}},
+      {"hot_ops",
+       "Calls per step (hot loops)",
+       "",
+       measure_hot_ops,
+       {"a row with many calls per step is a hot loop: its per-call overhead adds up",
+        "every op runs a handful of times per step"},
+       130,
+       R"json({"text": "hot loop: some op is called >= 10 times per step",
+ "why": "the workload itself calls each op once or a few times per step",
+ "all": [
+      {"key": "/max_per_step", "op": ">=", "value": 10}
+ ]})json",
+       false,
+       {}},
+      {"compile_markers",
+       "torch.compile markers",
+       "",
+       measure_compile_markers,
+       {},
+       140,
+       R"json({"text": "compiled: TorchDynamo / Torch-Compiled Region / CompiledFxGraph rows appear",
+ "why": "these rows exist only when torch.compile wrapped the code",
+ "all": [
+      {"key": "/compiled", "op": "==", "value": true}
+ ]})json",
+       false,
+       {{"**torch.compile at work**",
+         "`TorchDynamo Cache Lookup`, `Torch-Compiled Region`, `AOTDispatcher Runtime Wrapper Prologue`, `## "
+         "Call CompiledFxGraph <hash> ##` rows, once per step each (`CompiledFunction` when training)",
+         "compiled regions wrapping `aten::addmm`; the same graph hash in every step: a cache hit",
+         "05",
+         {}}}},
+      {"step_cpu",
+       "CPU time per step, and where it goes",
+       "",
+       measure_step_cpu,
+       {"most of the step's CPU time is spent outside its aten ops: the layers around them "
+        "(torch.compile's guards and wrappers, a runner) cost more than the ops",
+        "the step's CPU time is mostly its aten ops and their launches"},
+       150,
+       R"json({"text": "layers around the ops: >= half of '{annotation}' is CPU time outside its aten ops",
+ "why": "eager code spends its annotation in the aten ops it calls; torch.compile's cache lookup, compiled region and wrappers (or a runner) add CPU time around one op",
+ "all": [
+      {"key": "/outside_ops_share", "op": ">=", "value": 0.5}
+ ]})json",
+       false,
+       {{"**Layers around the ops**",
+         "the annotation's CPU total well above its aten ops' totals (torch.compile's rows, a runner's "
+         "calls)",
+         "bars under the annotation that are not `aten::` ops take most of its width",
+         "05",
+         {}}}},
+      {"cpu_shares",
+       "Where a CPU step's time goes",
+       "",
+       measure_cpu_shares,
+       {"the arithmetic is the step: the run is compute-bound",
+        "a visible share of the step is dispatch and allocation: the work is small for the per-call "
+        "overhead",
+        "the arithmetic is the step: the run is compute-bound",
+        "a visible share of the step runs no compute op: dispatch, allocation and the code between "
+        "the ops; bigger work per op amortizes it"},
+       170,
+       R"json({"text": "compute-bound on the CPU: '{annotation}' outside its GEMM and add ops < 2% of it",
+ "why": "on a CPU the arithmetic runs inside the GEMM op and aten::add; the rest is dispatcher and allocation overhead",
+ "all": [
+      {"key": "/overhead_share", "op": "<", "value": 0.02}
+ ]})json",
+       false,
+       {{"**CPU edition: where a step goes**",
+         "the GEMM op's and `aten::add`'s CPU total next to the annotation's; on your own code, every "
+         "compute op's (convolution, normalization, pooling, reduction, attention, elementwise, copies: "
+         "`classify_op` in `workbook/rules.hpp` says how each is recognized)",
+         "on the CPU row the GEMM op's bar fills almost all of `matmul_add`",
+         "04",
+         {}}}}};
+  return kFacts;
 }
 
 }  // namespace wb
