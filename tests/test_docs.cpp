@@ -250,7 +250,8 @@ TEST_CASE("every figure in a source agrees with its recording; no figure is unba
   }
   // every chapter of the build's list with a README.src.md, and no other
   int with_source = 0;
-  for (const auto& ch : proc::chapters()) with_source += fs::exists(kRoot / "chapters" / ch / "README.src.md");
+  for (const auto& ch : proc::chapters())
+    with_source += fs::exists(kRoot / "chapters" / ch / "README.src.md");
   CHECK(with_source > 0);
   CHECK(chapter_sources == with_source);
   CHECK(fs::exists(kRoot / "README.src.md"));
@@ -514,7 +515,8 @@ TEST_CASE("glossary: every term defined, linked from each chapter, every link re
   const std::string glossary = proc::slurp(kRoot / "docs/glossary.md");
   auto anchors = fg::anchors(glossary);
   std::set<std::string> have(anchors.begin(), anchors.end());
-  for (const auto& t : kTerms) {  // every term the first-use rule knows, among them the compile section's five
+  // every term the first-use rule knows, among them the compile section's five
+  for (const auto& t : kTerms) {
     INFO(t.anchor);
     CHECK(have.count(t.anchor) == 1);
   }

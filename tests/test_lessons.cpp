@@ -525,10 +525,12 @@ TEST_CASE("lesson specs: chapters/NN_name/lessons.json; a broken one says where"
   // as many as the "specs" entries of the lessons.json of every chapter in the build's list
   std::size_t entries = 0;
   for (const auto& ch : proc::chapters()) {
-    const auto j = nlohmann::json::parse(proc::slurp(std::filesystem::path(WORKBOOK_ROOT) / "chapters" / ch / "lessons.json"));
+    const auto j = nlohmann::json::parse(
+        proc::slurp(std::filesystem::path(WORKBOOK_ROOT) / "chapters" / ch / "lessons.json"));
     INFO(ch);
     CHECK(j.at("specs").size() >= 1);
-    for (const auto& e : j.at("specs")) CHECK(wb::find_lesson_spec(e.at("chapter").get<std::string>()) != nullptr);
+    for (const auto& e : j.at("specs"))
+      CHECK(wb::find_lesson_spec(e.at("chapter").get<std::string>()) != nullptr);
     entries += j.at("specs").size();
   }
   CHECK(entries > 0);

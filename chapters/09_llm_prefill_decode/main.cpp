@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
     const int64_t batch = run.config().batch, steps = run.schedule().total_steps();
     if (steps > fl.new_tokens)
       throw wb::UsageError(wb::string_printf("--schedule runs %lld decode steps, more than --new-tokens %lld",
-                                     static_cast<long long>(steps), static_cast<long long>(fl.new_tokens)));
+                                             static_cast<long long>(steps),
+                                             static_cast<long long>(fl.new_tokens)));
     const int64_t capacity = fl.prompt + fl.new_tokens;
     const llm::Model model(cfg, run.options(), /*seed=*/0, capacity);
     const torch::Tensor prompt = llm::random_prompt(cfg, batch, fl.prompt, /*seed=*/1, run.device());

@@ -93,10 +93,10 @@ void compare_to_eager(wb::Run& run, const llm::Model& model, const llm::Config& 
   const llm::LogitsMatch m = llm::compare_logits(torch::stack(eager), torch::stack(other));
   run.say(
       wb::string_printf("Teacher-forced logits, %lld tokens: chapter 09's eager step vs %s:\n"
-                "  max |diff| %.4g = %.3g of the largest logit %.3g; cosine %.6f; "
-                "greedy argmax agrees on %.1f%% of positions\n",
-                static_cast<long long>(fl.compare_tokens), what.c_str(), m.max_abs_diff, m.rel, m.max_abs,
-                m.cosine, 100 * m.argmax_agree));
+                        "  max |diff| %.4g = %.3g of the largest logit %.3g; cosine %.6f; "
+                        "greedy argmax agrees on %.1f%% of positions\n",
+                        static_cast<long long>(fl.compare_tokens), what.c_str(), m.max_abs_diff, m.rel,
+                        m.max_abs, m.cosine, 100 * m.argmax_agree));
 }
 
 double batch_sweep(wb::Run& run, llm::Model& model, const llm::Config& cfg, const Flags& fl,
@@ -117,7 +117,8 @@ double batch_sweep(wb::Run& run, llm::Model& model, const llm::Config& cfg, cons
     for (int i = 0; i < timed; ++i) model.decode_static(tok, pos, kv);
     wb::synchronize_device();
     const double eager_ms = ms_since(t0) / timed;
-    std::string line = wb::string_printf("batch %3lld: eager %.3f ms/step", static_cast<long long>(b), eager_ms);
+    std::string line =
+        wb::string_printf("batch %3lld: eager %.3f ms/step", static_cast<long long>(b), eager_ms);
     if (no_graph.empty()) {
       llm::DecodeGraph g(model, kv, b);
       g.set(tok, prompt_len);
@@ -157,8 +158,8 @@ double batch_sweep(wb::Run& run, llm::Model& model, const llm::Config& cfg, cons
 }
 
 std::string model_summary(const llm::Config& cfg, double read_gb) {
-  return wb::string_printf("Model %s: %.2f M parameters; a decode step reads %.1f MB of weights\n", cfg.name.c_str(),
-                   llm::parameters(cfg) / 1e6, read_gb * 1e3);
+  return wb::string_printf("Model %s: %.2f M parameters; a decode step reads %.1f MB of weights\n",
+                           cfg.name.c_str(), llm::parameters(cfg) / 1e6, read_gb * 1e3);
 }
 
 std::string napkin(const llm::Config& cfg, int64_t batch, double read_gb, double bw) {
