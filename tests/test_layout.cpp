@@ -244,14 +244,27 @@ TEST_CASE("layout: a chapter's main.cpp shows the profiled loop, and stays a pag
   CHECK(unstoppable_loops("prof.step();  // prof.step()\nrun.stop_if_interrupted();\n") == 0);
 }
 
-TEST_CASE("layout: chapters, exercises and benches include and link no other chapter's files",
-          "[layout][cpu]") {
-  const auto chapters = chapter_files(kRoot / "chapters");
+TEST_CASE(
+    "layout: chapters, exercises and benches include and link no other chapter's files, no tools/ library",
+    "[layout][cpu]") {
+  auto chapters = chapter_files(kRoot / "chapters");
+  // and the libraries tools/ defines: a tool's code is not a chapter's, an exercise's or a bench's
+  ChapterFiles tools{"tools/", {}, {}};
+  static const std::regex add_library(R"(add_library\s*\(\s*([A-Za-z0-9_]+))");
+  for (const auto& e : fs::recursive_directory_iterator(kRoot / "tools"))
+    if (e.path().filename() == "CMakeLists.txt") {
+      const std::string cmake = slurp(e.path());
+      for (auto it = std::sregex_iterator(cmake.begin(), cmake.end(), add_library);
+           it != std::sregex_iterator(); ++it)
+        tools.libraries.push_back((*it)[1].str());
+    }
+  chapters.push_back(tools);
   std::vector<std::string> problems;
   auto check = [&](const fs::path& f, const std::string& owner) {
     for (auto& p : cross_chapter_uses(f.string(), owner, slurp(f), chapters)) problems.push_back(p);
   };
   for (const auto& c : chapters) {
+    if (c.chapter == "tools/") continue;
     for (const auto& f : sources_under(kRoot / "chapters" / c.chapter)) check(f, c.chapter);
     check(kRoot / "chapters" / c.chapter / "CMakeLists.txt", c.chapter);
   }
