@@ -6,7 +6,11 @@
 //     instructors' answer key names its recording and is tied to at least one claim;
 //   - the check fails on a contradicted claim (the answer key's old "far above 1 at 4096"), on a
 //     quote the page no longer has, on a changed figure, on a recording that is missing (naming
-//     the file) and on a lesson judged on the wrong recording.
+//     the file) and on a lesson judged on the wrong recording;
+//   - every sentence of the chapter READMEs, the lesson texts, the answer key and
+//     docs/performance.md that states a number, a comparison or a cause is covered by a claim or
+//     a named source, or is on its page's todo list, and that list only shrinks; a sentence
+//     nobody covered fails the check, naming it.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
@@ -16,6 +20,7 @@
 #include <sstream>
 
 #include "claims.hpp"
+#include "workbook/sentences.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::ContainsSubstring;
@@ -180,4 +185,80 @@ TEST_CASE("claims: the files read strictly", "[docs][claims][cpu]") {
              ContainsSubstring("unknown fact 'no_such_fact'"));
   CHECK(bad(R"({"page": "p", "claims": [{"quote": "q", "recording": "r", "lesson": "end_sync"}]})").empty());
   fs::remove_all(dir);
+}
+
+// The todo lists (docs/claims/*.json "todo") hold the sentences not tied yet; this ceiling is
+// their total today. Tie a sentence (a claim, or a source) and take it off its list, then lower
+// the ceiling: the list only shrinks.
+constexpr int kTodoCeiling = TODO_CEILING;
+
+TEST_CASE("claims: every sentence that states something is covered, or on its page's todo list",
+          "[docs][claims][cpu]") {
+  namespace fg = wb::figures;
+  int total = 0, covered = 0, todo = 0;
+  for (const auto& page : fg::coverage_pages(claims::root())) {
+    const fg::PageCoverage pc = fg::page_coverage(claims::root(), page);
+    for (size_t i = 0; i < pc.sentences.size(); ++i) {
+      INFO(page << ":" << pc.sentences[i].line << ": " << pc.sentences[i].text);
+      CHECK((!pc.covers[i].by.empty() || pc.covers[i].todo));
+    }
+    for (const auto& p : pc.problems) {
+      INFO(p);
+      CHECK(false);
+    }
+    total += static_cast<int>(pc.sentences.size()), covered += pc.covered(), todo += pc.todo();
+  }
+  INFO(covered << " of " << total << " sentences covered, " << todo << " on the todo lists");
+  CHECK(total >= 800);  // the pages were read: chapters 01-10, the answer key, performance.md
+  CHECK(todo <= kTodoCeiling);
+}
+
+TEST_CASE("claims: an uncovered sentence fails the coverage; a claim, a source or the todo list covers it",
+          "[docs][claims][cpu]") {
+  namespace fg = wb::figures;
+  const std::string page = "chapters/02_warmup/README.md";
+  const std::string text = proc::slurp(claims::root() / page);
+  std::vector<std::string> files;
+  for (const auto& f : claims::claim_files()) files.push_back(proc::slurp(f));
+  const fg::PageCoverage before = fg::page_coverage_of(page, text, files);
+  CHECK(before.uncovered() == 0);
+
+  // A new sentence with a number and a comparison, tied to nothing: named, and counted.
+  const std::string added = "The warm first step is 9x faster than the cold one.";
+  const std::string edited = text + "\n" + added + " The steps are even.\n";
+  const fg::PageCoverage after = fg::page_coverage_of(page, edited, files);
+  CHECK(after.uncovered() == 2);
+  std::vector<std::string> named;
+  for (size_t i = 0; i < after.sentences.size(); ++i)
+    if (after.covers[i].by.empty() && !after.covers[i].todo) named.push_back(after.sentences[i].text);
+  CHECK(named == std::vector<std::string>{added, "The steps are even."});
+
+  // A claim whose quote lies in the sentence covers it; so does a named source; so does the
+  // todo list, which then names an entry that starts no sentence as stale.
+  auto with = [&](const std::string& extra) {
+    std::vector<std::string> f = files;
+    f.push_back(R"({"page": ")" + page + R"(", )" + extra + "}");
+    return fg::page_coverage_of(page, edited, f);
+  };
+  CHECK(with(R"("claims": [{"quote": "9x faster than the cold"}, {"quote": "steps are even"}])").uncovered() == 0);
+  const auto src = with(R"("sources": [{"quote": "9x faster", "source": "seed"}], "todo": ["The steps are"])");
+  CHECK(src.uncovered() == 0);
+  CHECK(src.todo() == 1);
+  CHECK(src.problems.empty());
+  const auto stale = with(R"("claims": [{"quote": "9x faster"}, {"quote": "are even"}], "todo": ["The steps are"])");
+  REQUIRE(stale.problems.size() == 1);
+  CHECK_THAT(stale.problems[0], ContainsSubstring("take it off the list"));
+  CHECK_THAT(with(R"("todo": ["No such sentence"])").problems.at(0), ContainsSubstring("starts no sentence"));
+
+  // What states something: numbers outside names and code, comparisons, causes.
+  const auto kinds = fg::markdown_sentences(
+      "Run `ex06.1` from chapter 05 on the H200. It is 3x. Fewer launches than eager. It waits because "
+      "the queue is full. A plain sentence.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```\n4 5 6\n```\n");
+  REQUIRE(kinds.size() == 6);
+  CHECK_FALSE(kinds[0].states());
+  CHECK(kinds[1].number);
+  CHECK(kinds[2].comparison);
+  CHECK(kinds[3].cause);
+  CHECK_FALSE(kinds[4].states());
+  CHECK(kinds[5].text == "| 1 | 2 |");
 }

@@ -39,14 +39,16 @@ const std::vector<ViewFact>& view_facts() {
          "ProfilerStep widths (cold start)",
          "",
          measure_step_widths,
-         {"the first recorded step pays one-time costs (cold start, profiler start-up)",
+         {"the first recorded step is the widest: one-time costs when the process or the profiler is "
+          "cold (profiler_artefacts lists them), else the first recorded step's widening",
           "steps take similar time: nothing one-time left in the window"}},
         {"dead_window",
          "Dead window: annotation start to its first op",
          "",
          measure_dead_window,
-         {"the first call does one-time setup before any op starts (library handles, heuristics, lazy "
-          "loading)",
+         {"the first call starts its first op late: one-time setup (library handles, heuristics, lazy "
+          "loading) when profiler_artefacts finds it in the window, else the first recorded step's "
+          "widening",
           "no one-time setup visible before the first op"}},
         {"dispatch_chain", "Dispatch chain: annotation down to kernels", "", measure_dispatch_chain, {}},
         {"launch_path",
