@@ -162,6 +162,45 @@ TEST_CASE("claims: a contradicted claim, a lost quote, a missing recording and t
   CHECK_THAT(claims::judge(wrong, recs), ContainsSubstring("FAIL"));
   wrong.recording = "h200/02_warmup";
   CHECK(claims::judge(wrong, recs) == "");
+
+  // Chapter 10's graph lessons judge the GPU's busy share per replay: they hold on the graph's
+  // recording and fail on eager's, which has no replay to measure.
+  Claim replay;
+  replay.spec = "10_llm_decode_graphs/graph";
+  replay.lesson = "overhead_bound";
+  replay.recording = "h200/10_llm_decode_graphs/graph";
+  CHECK(claims::judge(replay, recs) == "");
+  replay.recording = "h200/10_llm_decode_graphs/eager";
+  CHECK_THAT(claims::judge(replay, recs), ContainsSubstring("FAIL"));
+
+  // Fused < graph per token, on the GPU: the fused replay's claim fails on the unfused recording.
+  Claim fused;
+  fused.recording = "h200/10_llm_decode_graphs/graph";
+  fused.fact = "overhead_bound";
+  fused.pattern = {"the fused replay under 2.1 ms", "", {{"/replay_span_us", wb::Condition::Op::Lt, 2100.0}}};
+  CHECK_THAT(claims::judge(fused, recs), ContainsSubstring("FAIL"));
+  fused.recording = "h200/10_llm_decode_graphs/graph_fused";
+  CHECK(claims::judge(fused, recs) == "");
+
+  // Chapter 09: decode_cat's plan builds. The attention holds most of a decode_cat step and
+  // little of a decode step; the claim on one fails on the other.
+  Claim plans;
+  plans.recording = "h200/09_llm_prefill_decode/decode";
+  plans.fact = "step_cpu";
+  plans.pattern = {"attention holds tens of ms per step", "",
+                   {{"/median_ops_us/aten::scaled_dot_product_attention", wb::Condition::Op::Ge, 20000.0}}};
+  CHECK_THAT(claims::judge(plans, recs), ContainsSubstring("FAIL"));
+  plans.recording = "h200/09_llm_prefill_decode/decode_cat";
+  CHECK(claims::judge(plans, recs) == "");
+
+  // Chapter 09's decode throughput lesson can fail now: the prefill's GEMMs break its ceiling.
+  Claim rate;
+  rate.spec = "09_llm_prefill_decode/decode";
+  rate.lesson = "throughput";
+  rate.recording = "h200/09_llm_prefill_decode/decode";
+  CHECK(claims::judge(rate, recs) == "");
+  rate.recording = "h200/09_llm_prefill_decode/prefill";
+  CHECK_THAT(claims::judge(rate, recs), ContainsSubstring("FAIL"));
 }
 
 TEST_CASE("claims: the files read strictly", "[docs][claims][cpu]") {
@@ -190,7 +229,7 @@ TEST_CASE("claims: the files read strictly", "[docs][claims][cpu]") {
 // The todo lists (docs/claims/*.json "todo") hold the sentences not tied yet; this ceiling is
 // their total today. Tie a sentence (a claim, or a source) and take it off its list, then lower
 // the ceiling: the list only shrinks.
-constexpr int kTodoCeiling = TODO_CEILING;
+constexpr int kTodoCeiling = 720;
 
 TEST_CASE("claims: every sentence that states something is covered, or on its page's todo list",
           "[docs][claims][cpu]") {
@@ -220,6 +259,8 @@ TEST_CASE("claims: an uncovered sentence fails the coverage; a claim, a source o
   const std::string text = proc::slurp(claims::root() / page);
   std::vector<std::string> files;
   for (const auto& f : claims::claim_files()) files.push_back(proc::slurp(f));
+  for (const auto& e : fs::directory_iterator(claims::root() / "docs" / "claims" / "todo"))
+    files.push_back(proc::slurp(e.path()));
   const fg::PageCoverage before = fg::page_coverage_of(page, text, files);
   CHECK(before.uncovered() == 0);
 
@@ -243,7 +284,7 @@ TEST_CASE("claims: an uncovered sentence fails the coverage; a claim, a source o
   CHECK(with(R"("claims": [{"quote": "9x faster than the cold"}, {"quote": "steps are even"}])").uncovered() == 0);
   const auto src = with(R"("sources": [{"quote": "9x faster", "source": "seed"}], "todo": ["The steps are"])");
   CHECK(src.uncovered() == 0);
-  CHECK(src.todo() == 1);
+  CHECK(src.todo() == before.todo() + 1);
   CHECK(src.problems.empty());
   const auto stale = with(R"("claims": [{"quote": "9x faster"}, {"quote": "are even"}], "todo": ["The steps are"])");
   REQUIRE(stale.problems.size() == 1);
