@@ -193,6 +193,14 @@ TEST_CASE("claims: a contradicted claim, a lost quote, a missing recording and t
   plans.recording = "h200/09_llm_prefill_decode/decode_cat";
   CHECK(claims::judge(plans, recs) == "");
 
+  // A figure quoted by "ref" is read from that file: the bench's copy bandwidth, 4240 GB/s.
+  Claim copy;
+  copy.quote = "the 4.24 TB/s device copy";
+  copy.figures = {{"4.24", "", 0.001, R"(docs/bench/llm_decode_h200_cpp.txt#re=copy\sbandwidth\s([0-9]+)\sGB/s)"}};
+  CHECK(claims::judge(copy, recs) == "");
+  copy.figures[0].printed = "4.42";
+  CHECK_THAT(claims::judge(copy, recs), ContainsSubstring("the page prints 4.42"));
+
   // Chapter 09's decode throughput lesson can fail now: the prefill's GEMMs break its ceiling.
   Claim rate;
   rate.spec = "09_llm_prefill_decode/decode";
@@ -223,6 +231,13 @@ TEST_CASE("claims: the files read strictly", "[docs][claims][cpu]") {
                  "text": "t", "all": [{"key": "/x", "op": "==", "value": 1}]}]})"),
              ContainsSubstring("unknown fact 'no_such_fact'"));
   CHECK(bad(R"({"page": "p", "claims": [{"quote": "q", "recording": "r", "lesson": "end_sync"}]})").empty());
+  // A claim that only quotes figures by "ref" needs no recording; a figure names a key or a ref.
+  CHECK(bad(R"({"page": "p", "claims": [{"quote": "q 4.24", "figures": [{"printed": "4.24", "ref": "docs/x#re=a"}]}]})")
+            .empty());
+  CHECK_THAT(bad(R"({"page": "p", "claims": [{"quote": "q 4", "figures": [{"printed": "4", "key": "/a", "ref": "b"}]}]})"),
+             ContainsSubstring("not both"));
+  CHECK_THAT(bad(R"({"page": "p", "claims": [{"quote": "q 4", "figures": [{"printed": "4", "key": "/a"}]}]})"),
+             ContainsSubstring("recording"));
   fs::remove_all(dir);
 }
 
