@@ -177,12 +177,43 @@ inline std::vector<Claim> read_claims(const fs::path& file) {
   const std::string source = fs::relative(file, root()).generic_string();
   const wb::JsonWhere w{source, "", ""};
   const json doc = wb::json_parse(proc::slurp(file), w);
-  wb::json_known_keys(doc, {"page", "about", "claims"}, w);
+  wb::json_known_keys(doc, {"page", "about", "claims", "sources"}, w);
   const std::string page = wb::json_text(doc, "page", w);
   std::vector<Claim> out;
-  wb::json_each_object(
-      doc, "claims", w, "a claim {\"quote\", \"recording\", ...}",
-      [&](const json& j, const wb::JsonWhere& at) { out.push_back(read_claim(j, at, page)); });
+  if (doc.contains("claims"))
+    wb::json_each_object(
+        doc, "claims", w, "a claim {\"quote\", \"recording\", ...}",
+        [&](const json& j, const wb::JsonWhere& at) { out.push_back(read_claim(j, at, page)); });
+  return out;
+}
+
+// A sentence that is not about a recording, and where it comes from (workbook/sentences.hpp).
+struct Source {
+  std::string where, page, quote, source, what;
+};
+inline const std::vector<std::string>& source_kinds() {
+  static const std::vector<std::string> k = {"datasheet", "seed", "calc", "code", "definition", "bench", "probe"};
+  return k;
+}
+// Every source of one claims file (throws wb::SpecError on an unknown kind or a missing field).
+inline std::vector<Source> read_sources(const fs::path& file) {
+  const std::string name = fs::relative(file, root()).generic_string();
+  const wb::JsonWhere w{name, "", ""};
+  const json doc = wb::json_parse(proc::slurp(file), w);
+  std::vector<Source> out;
+  if (!doc.contains("sources")) return out;
+  const std::string page = wb::json_text(doc, "page", w);
+  wb::json_each_object(doc, "sources", w, "a source {\"quote\", \"source\", \"what\"}",
+                       [&](const json& j, const wb::JsonWhere& at) {
+                         wb::json_known_keys(j, {"quote", "source", "what"}, at);
+                         Source s{name + ": " + at.field, page, wb::json_text(j, "quote", at),
+                                  wb::json_text(j, "source", at), wb::json_text(j, "what", at)};
+                         const auto& k = source_kinds();
+                         if (std::find(k.begin(), k.end(), s.source) == k.end())
+                           at.in("source").fail("'" + s.source + "' is not one of datasheet, seed, calc, code, "
+                                                "definition, bench, probe");
+                         out.push_back(s);
+                       });
   return out;
 }
 
