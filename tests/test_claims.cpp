@@ -259,7 +259,7 @@ TEST_CASE("claims: the files read strictly", "[docs][claims][cpu]") {
 // The todo lists (docs/claims/*.json "todo") hold the sentences not tied yet; this ceiling is
 // their total today. Tie a sentence (a claim, or a source) and take it off its list, then lower
 // the ceiling: the list only shrinks.
-constexpr int kTodoCeiling = 604;
+constexpr int kTodoCeiling = 448;
 
 TEST_CASE("claims: every sentence that states something is covered, or on its page's todo list",
           "[docs][claims][cpu]") {
@@ -285,7 +285,8 @@ TEST_CASE("claims: every sentence that states something is covered, or on its pa
 TEST_CASE("claims: an uncovered sentence fails the coverage; a claim, a source or the todo list covers it",
           "[docs][claims][cpu]") {
   namespace fg = wb::figures;
-  const std::string page = "chapters/02_warmup/README.md";
+  // A plain page (no NAME.src.md: its placeholders cover nothing here).
+  const std::string page = "chapters/09_llm_prefill_decode/README.md";
   const std::string text = proc::slurp(claims::root() / page);
   std::vector<std::string> files;
   for (const auto& f : claims::claim_files()) files.push_back(proc::slurp(f));

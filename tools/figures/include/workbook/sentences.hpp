@@ -26,6 +26,11 @@
 //              docs/claims/todo/*.json ({"page", "todo"}); `figures claims --write-todo` writes
 //              them from what is uncovered. An entry that starts no sentence, or a sentence that
 //              is covered, is a problem: the list only shrinks.
+// On a page generated from NAME.src.md, a sentence is also covered by the source's placeholders:
+// a source line with a figure from a recording or a file ({{174 FILE#SEL}}), or a labelled one
+// ({{989 datasheet}}, a {{#seed}} passage), found in the page as it prints, covers the sentences
+// it overlaps (its numbers are tied; a relation it states needs a claim). The report names it
+// "placeholders (...)". This is the transition: the placeholders are to become claims.
 // A sentence is covered when a claim's or a source's quote overlaps it in the page (the quote
 // inside the sentence, the sentence inside the quote, or a quote across sentences that holds at
 // least 12 characters of it). Quotes are matched as tests/claims.hpp matches them: HTML comments
