@@ -109,9 +109,9 @@ void classify(Sentence& s) {
 std::vector<Sentence> markdown_sentences(const std::string& markdown) {
   std::vector<Sentence> out;
   std::istringstream in(markdown);
-  std::string line, block;
+  std::string line, block, last_item_line;
   int n = 0, block_line = 0;
-  bool fence = false, comment = false;
+  bool fence = false, comment = false, indented_code = false, after_blank = true;
   auto flush = [&] {
     if (!trim(block).empty()) cut(block, block_line, out);
     block.clear();
@@ -134,10 +134,22 @@ std::vector<Sentence> markdown_sentences(const std::string& markdown) {
       if (t.find("-->") == std::string::npos) comment = true;
       continue;
     }
-    if (t.empty() || starts_with(t, "#")) {
-      flush();
+    if (indented_code) {  // an indented code block runs to the next blank line
+      if (t.empty()) indented_code = false, after_blank = true;
       continue;
     }
+    if (t.empty() || starts_with(t, "#")) {
+      flush();
+      after_blank = t.empty();
+      continue;
+    }
+    // An indented code block: four spaces after a blank line, outside a list item.
+    if (after_blank && block.empty() && starts_with(line, "    ") && !is_item_start(line) &&
+        (out.empty() || !is_item_start(last_item_line))) {
+      indented_code = true;
+      continue;
+    }
+    after_blank = false;
     if (t[0] == '|') {
       flush();
       if (is_table_rule(t)) {
@@ -148,7 +160,8 @@ std::vector<Sentence> markdown_sentences(const std::string& markdown) {
       out.push_back({n, collapse(t)});
       continue;
     }
-    if (is_item_start(line)) flush();
+    if (is_item_start(line)) flush(), last_item_line = line;
+    else if (block.empty()) last_item_line.clear();
     if (block.empty()) block_line = n;
     block += line + "\n";
   }
