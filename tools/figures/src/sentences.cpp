@@ -394,7 +394,7 @@ PageCoverage page_coverage(const fs::path& root, const std::string& page) {
       if (!pc.covers[i].by.empty() || s.begin == std::string::npos) continue;
       for (const auto& sp : spans) {
         const size_t lo = std::max(sp.begin, s.begin), hi = std::min(sp.end, s.end);
-        if (hi > lo && hi - lo >= std::min<size_t>(12, s.end - s.begin)) {
+        if (hi > lo && hi - lo >= std::min<size_t>(8, s.end - s.begin)) {
           pc.covers[i].by = sp.by;
           if (pc.covers[i].todo)
             pc.problems.push_back(page + ": a todo entry names \"" + s.text.substr(0, 60) + "\", covered by " +
