@@ -205,8 +205,11 @@ inline std::vector<Source> read_sources(const fs::path& file) {
   const std::string page = wb::json_text(doc, "page", w);
   wb::json_each_object(doc, "sources", w, "a source {\"quote\", \"source\", \"what\"}",
                        [&](const json& j, const wb::JsonWhere& at) {
-                         wb::json_known_keys(j, {"quote", "source", "what"}, at);
-                         Source s{name + ": " + at.field, page, wb::json_text(j, "quote", at),
+                         wb::json_known_keys(j, {"quote", "section", "source", "what"}, at);
+                         if (j.contains("quote") == j.contains("section"))
+                           at.fail("a source quotes a sentence (\"quote\") or names a \"section\"");
+                         Source s{name + ": " + at.field, page,
+                                  wb::json_text(j, j.contains("quote") ? "quote" : "section", at),
                                   wb::json_text(j, "source", at), wb::json_text(j, "what", at)};
                          const auto& k = source_kinds();
                          if (std::find(k.begin(), k.end(), s.source) == k.end())

@@ -263,6 +263,7 @@ PageCoverage page_coverage_of(const std::string& page, const std::string& text,
     std::string by, text;
   };
   std::vector<Quote> quotes;
+  std::vector<Quote> sections;  // {by, heading text}: a bench section's sentences
   std::vector<std::string> todos;
   for (const auto& file : claims_files_json) {
     const json doc = json::parse(file);
@@ -274,8 +275,11 @@ PageCoverage page_coverage_of(const std::string& page, const std::string& text,
     if (doc.contains("sources"))
       for (size_t i = 0; i < doc["sources"].size(); ++i) {
         const json& s = doc["sources"][i];
-        quotes.push_back({name + "sources[" + std::to_string(i) + "] (" + s.value("source", "?") + ")",
-                          s.value("quote", "")});
+        const std::string by = name + "sources[" + std::to_string(i) + "] (" + s.value("source", "?") + ")";
+        if (s.contains("section"))
+          sections.push_back({by + " section", s.value("section", "")});
+        else
+          quotes.push_back({by, s.value("quote", "")});
       }
     if (doc.contains("todo"))
       for (const auto& t : doc["todo"]) todos.push_back(normalized(t.get<std::string>()));
@@ -296,6 +300,33 @@ PageCoverage page_coverage_of(const std::string& page, const std::string& text,
         if (overlap >= need) pc.covers[i].by = q.by;
       }
       from = at + 1;
+    }
+  }
+  // A section source: every sentence under that heading (to the next heading of its level or
+  // above) that names no recording. A sentence that says what a recording shows needs a claim.
+  static const std::regex names_recording(R"(recording|expected_output|\bh200/|\bcpu/[0-9])");
+  for (const auto& sec : sections) {
+    size_t level = 0;
+    while (level < sec.text.size() && sec.text[level] == '#') ++level;
+    if (level < 2) {
+      pc.problems.push_back(page + ": section \"" + sec.text + "\": write it with its ## or ###");
+      continue;
+    }
+    const size_t at = norm.find(normalized(sec.text) + " ");
+    if (at == std::string::npos) {
+      pc.problems.push_back(page + ": no heading \"" + sec.text + "\"");
+      continue;
+    }
+    size_t end = std::string::npos;
+    for (size_t l = 2; l <= level; ++l) {
+      const size_t e = norm.find(" " + std::string(l, '#') + " ", at + sec.text.size());
+      end = std::min(end, e);
+    }
+    for (size_t i = 0; i < pc.sentences.size(); ++i) {
+      const Sentence& s = pc.sentences[i];
+      if (!pc.covers[i].by.empty() || s.begin == std::string::npos || s.begin < at || s.begin >= end) continue;
+      if (std::regex_search(s.text, names_recording)) continue;
+      pc.covers[i].by = sec.by;
     }
   }
   std::vector<bool> todo_used(todos.size(), false);

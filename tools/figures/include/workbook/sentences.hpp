@@ -21,6 +21,11 @@
 //              datasheet, seed (the post's A100 run), calc (napkin arithmetic from the shapes),
 //              code (what the program or a library does), definition, bench (a file under
 //              docs/bench/, named in "what"), probe (/work/shared/reference figures, named)
+//   or, for a page of bench results, a whole section:
+//   "sources": [{"section": "## The trace reader", "source": "bench", "what": "bench/bench_trace_reader.cpp"}]
+//              covers every sentence under that heading (to the next heading of its level or
+//              above) that names no recording (a sentence with "recording", "expected_output" or
+//              a recording's folder needs a claim)
 //   "todo":    ["the sentence's first words", ...]   a sentence still to tie: listed, so the
 //              coverage report counts it as to do, not covered, and names it. The lists live in
 //              docs/claims/todo/*.json ({"page", "todo"}); `figures claims --write-todo` writes
