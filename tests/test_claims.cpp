@@ -322,6 +322,18 @@ TEST_CASE("claims: an uncovered sentence fails the coverage; a claim, a source o
   CHECK_THAT(stale.problems[0], ContainsSubstring("take it off the list"));
   CHECK_THAT(with(R"("todo": ["No such sentence"])").problems.at(0), ContainsSubstring("starts no sentence"));
 
+  // A bench section covers its sentences, but not one that names a recording, nor the next section.
+  const std::string bench =
+      "# B\n\n## Results\n\nThe tool is 3x faster than Python.\n\nThe H200 recording shows 5 kernels.\n\n"
+      "## Other\n\nIt is 2x slower.\n";
+  const auto sec = fg::page_coverage_of(
+      "docs/b.md", bench,
+      {R"({"page": "docs/b.md", "sources": [{"section": "## Results", "source": "bench", "what": "x"}]})"});
+  REQUIRE(sec.sentences.size() == 3);
+  CHECK(sec.covered() == 1);
+  CHECK(sec.uncovered() == 2);
+  CHECK_THAT(sec.covers[0].by, ContainsSubstring("section"));
+
   // What states something: numbers outside names and code, comparisons, causes.
   const auto kinds = fg::markdown_sentences(
       "Run `ex06.1` from chapter 05 on the H200. It is 3x. Fewer launches than eager. It waits because "
