@@ -6,16 +6,25 @@
 //   check     every figure agrees with its recording at the printed precision, every page is what
 //             its source generates, no page holds a <!--fig marker; exit 1 otherwise
 //   update    rewrite the sources' figures from the recordings, then write the pages
+//   claims    the sentences of the chapter READMEs, the chapters' lesson texts, the answer key and
+//             docs/performance.md that state a number, a comparison or a cause, and for each the
+//             claim or source (docs/claims/*.json) that covers it (include/workbook/sentences.hpp);
+//             --list prints every one; exit 1 while one is neither covered nor on its page's
+//             todo list, or a todo entry is stale
 // A bad placeholder (syntax, unknown label, a reference that resolves to nothing) exits 2 naming
 // FILE:LINE, before anything is written. Every file is written atomically.
 #include <CLI/CLI.hpp>
 
 #include <fstream>
+#include <algorithm>
+#include <iomanip>
+#include <nlohmann/json.hpp>
 #include <iostream>
 #include <sstream>
 
 #include "workbook/figures.hpp"
 #include "workbook/fs_util.hpp"
+#include "workbook/sentences.hpp"
 
 namespace fs = std::filesystem;
 namespace fg = wb::figures;
@@ -94,6 +103,71 @@ std::vector<fs::path> plain_pages(const fs::path& root) {
   return plain;
 }
 
+// `figures claims`: sentence coverage of the pages (all, or the PAGEs given relative to the root).
+// A todo entry: the sentence's start, at most 80 characters, cut at a space.
+std::string todo_entry(const std::string& text) {
+  if (text.size() <= 80) return text;
+  const size_t cut = text.rfind(' ', 80);
+  return text.substr(0, cut == std::string::npos || cut < 20 ? 80 : cut);
+}
+
+// Writes docs/claims/todo/<page with / as _>.json: the page's uncovered sentences and those on
+// its list now. Returns the number of entries written.
+int write_todo(const fs::path& root, const fg::PageCoverage& pc) {
+  nlohmann::json j;
+  j["page"] = pc.page;
+  j["todo"] = nlohmann::json::array();
+  for (size_t i = 0; i < pc.sentences.size(); ++i)
+    if (pc.covers[i].by.empty()) j["todo"].push_back(todo_entry(fg::normalized(pc.sentences[i].text)));
+  std::string name = pc.page;
+  std::replace(name.begin(), name.end(), '/', '_');
+  const fs::path file = root / "docs" / "claims" / "todo" / (name + ".json");
+  if (j["todo"].empty()) {
+    fs::remove(file);
+    return 0;
+  }
+  fs::create_directories(file.parent_path());
+  std::string text = "{\"page\": " + j["page"].dump() + ",\n \"todo\": [\n";
+  for (size_t i = 0; i < j["todo"].size(); ++i)
+    text += "  " + j["todo"][i].dump(-1, ' ', false) + (i + 1 < j["todo"].size() ? ",\n" : "\n");
+  text += " ]}\n";
+  wb::write_file_atomic(file, text);
+  return static_cast<int>(j["todo"].size());
+}
+
+int claims_report(const std::string& root, const std::vector<std::string>& only, bool list, bool todo_out) {
+  const std::vector<std::string> pages = only.empty() ? fg::coverage_pages(root) : only;
+  int total = 0, covered = 0, todo = 0, uncovered = 0, problems = 0;
+  for (const auto& page : pages) {
+    fg::PageCoverage pc = fg::page_coverage(root, page);
+    if (todo_out) {
+      const int n = write_todo(root, pc);
+      if (n) std::cerr << "figures: " << n << " sentences of " << page << " on its todo list\n";
+      pc = fg::page_coverage(root, page);
+    }
+    for (size_t i = 0; i < pc.sentences.size(); ++i) {
+      const auto& s = pc.sentences[i];
+      const auto& c = pc.covers[i];
+      if (!list && (!c.by.empty() || c.todo)) continue;
+      std::cout << page << ":" << s.line << ": "
+                << (!c.by.empty() ? "covered by " + c.by : c.todo ? std::string("TODO") : std::string("UNCOVERED"))
+                << " [" << (s.number ? "number " : "") << (s.comparison ? "comparison " : "")
+                << (s.cause ? "cause" : "") << "] " << s.text << "\n";
+    }
+    for (const auto& p : pc.problems) std::cerr << p << "\n";
+    const int n = static_cast<int>(pc.sentences.size());
+    std::cerr << page << ": " << n << " sentences state something: " << pc.covered() << " covered, " << pc.todo()
+              << " on the todo list, " << pc.uncovered() << " uncovered\n";
+    total += n, covered += pc.covered(), todo += pc.todo(), uncovered += pc.uncovered();
+    problems += static_cast<int>(pc.problems.size());
+  }
+  const double pct = total ? 100.0 * covered / total : 100.0;
+  std::cerr << "claims: " << pages.size() << " pages, " << total << " sentences that state something, " << covered
+            << " covered (" << std::fixed << std::setprecision(1) << pct << " %), " << todo << " to do, "
+            << uncovered << " uncovered, " << problems << " problems\n";
+  return uncovered || problems ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -101,14 +175,19 @@ int main(int argc, char** argv) {
   std::string mode, root = WORKBOOK_ROOT;
   std::vector<std::string> files;
   bool strict = false;
-  app.add_option("mode", mode, "generate, check or update")
+  app.add_option("mode", mode, "generate, check, update or claims")
       ->required()
-      ->check(CLI::IsMember({"generate", "check", "update"}));
+      ->check(CLI::IsMember({"generate", "check", "update", "claims"}));
   app.add_option("sources", files, "NAME.src.md files (default: every source of the workbook)");
   app.add_option("--root", root, "the repository root")->check(CLI::ExistingDirectory);
   app.add_flag("--require-marks", strict,
                "every number-with-unit in the SOURCEs must be a placeholder or labelled");
+  bool list = false, todo_out = false;
+  app.add_flag("--list", list, "claims: print every sentence that states something, with what covers it");
+  app.add_flag("--write-todo", todo_out,
+               "claims: write each page's uncovered sentences to docs/claims/todo/ (the backlog)");
   CLI11_PARSE(app, argc, argv);
+  if (mode == "claims") return claims_report(root, files, list, todo_out);
 
   std::vector<fg::FileSet> set = files.empty() ? fg::default_files(root) : std::vector<fg::FileSet>{};
   for (const auto& f : files) {

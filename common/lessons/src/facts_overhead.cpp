@@ -63,6 +63,27 @@ std::string measure_overhead_bound(const View& v, const FactOptions&, Fact& f) {
                               v.at(win.start), v.at(win.end)));
   add_evidence(f,
                fmt::format("{} device events in the window, busy (union) {}", v.device.size(), us_str(busy)));
+  // Per CUDA graph replay launched in the window: the GPU's busy share from the replay's first
+  // kernel to its last. The window's figure above also counts the gaps between replays, and
+  // replays launched before the window whose kernels run inside it.
+  std::vector<double> per_replay, replay_us;
+  for (EventIdx g : m.find("cudaGraphLaunch")) {
+    if (m.at(g).start_ns < win.start || m.at(g).start_ns > win.end) continue;
+    const std::vector<EventIdx> ks = m.launched(g);
+    if (ks.empty()) continue;
+    Interval r{m.at(ks.front()).start_ns, m.at(ks.front()).end_ns()};
+    for (EventIdx k : ks) r.start = std::min(r.start, m.at(k).start_ns), r.end = std::max(r.end, m.at(k).end_ns());
+    if (r.end <= r.start) continue;
+    per_replay.push_back(static_cast<double>(union_ns(m, ks, r)) / static_cast<double>(r.end - r.start));
+    replay_us.push_back(us(r.end - r.start));
+  }
+  if (!per_replay.empty()) {
+    f.data["replays"] = static_cast<int>(per_replay.size());
+    f.data["gpu_busy_per_replay"] = r3(median(per_replay));
+    f.data["replay_span_us"] = r3(median(replay_us));
+    add_evidence(f, fmt::format("{} graph replays: median span {} first kernel to last, GPU busy {:.1f}% of it",
+                                per_replay.size(), us_str(median(replay_us)), 100 * median(per_replay)));
+  }
   return kMeasured;
 }
 

@@ -356,7 +356,8 @@ const std::vector<ViewFact>& steps_facts() {
        "ProfilerStep widths (cold start)",
        "",
        measure_step_widths,
-       {"the first recorded step pays one-time costs (cold start, profiler start-up)",
+       {"the first recorded step is the widest: one-time costs when the process or the profiler is "
+        "cold (profiler_artefacts lists them), else the first recorded step's widening",
         "steps take similar time: nothing one-time left in the window"},
        20,
        R"json({"text": "cold start: first active step >= 1.5 x the median of the others",
@@ -379,8 +380,9 @@ const std::vector<ViewFact>& steps_facts() {
        "Dead window: annotation start to its first op",
        "",
        measure_dead_window,
-       {"the first call does one-time setup before any op starts (library handles, heuristics, lazy "
-        "loading)",
+       {"the first call starts its first op late: one-time setup (library handles, heuristics, lazy "
+        "loading) when profiler_artefacts finds it in the window, else the first recorded step's "
+        "widening",
         "no one-time setup visible before the first op"},
        30,
        R"json({"text": "one-time setup: first gap >= 1.5 x the median later gap",
