@@ -202,6 +202,11 @@ bool ready_to_run(const Exercise& e, const CheckOptions& o, CheckResult& r, std:
     }
     device = "cuda";
   }
+  if (!o.program.empty() && !fs::exists(r.program)) {
+    r.outcome = Outcome::Error;
+    r.message = "no program at " + r.program.string() + " (the file given to check)";
+    return false;
+  }
   if (!fs::exists(r.program)) {
     r.outcome = Outcome::Error;
     const std::string target = r.program.filename().string();
