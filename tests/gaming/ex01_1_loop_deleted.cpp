@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
       wb::Annotation a("matmul_add");
       y = torch::add(torch::matmul(x, w), b);
     });
+    run.result("y", y);  // the harness checks y against the exercise's own numbers
     run.answer("most_called_op", "aten::resolve_conj");
   });
 }

@@ -19,8 +19,6 @@ int main(int argc, char** argv) {
     wl.annotation = "update";
     wl.profile_memory = true;
     run.profile(step, wl);
-#ifdef WB_GAMING_REPORTS_RESULT
     run.result("w", w);
-#endif
   });
 }
