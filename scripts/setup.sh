@@ -172,7 +172,7 @@ if command -v python3 >/dev/null && v=$(torch_version_of python3); then
     log "LibTorch: importable torch $v ($p)"
     echo "$p"; exit 0
   fi
-  log "LibTorch: the importable torch is $v, not $TORCH_VERSION (scripts/torch_version.txt): not used; the venv is"
+  log "LibTorch: the importable torch is $v, not $TORCH_VERSION (scripts/torch_version.txt), so it is not used: the venv's torch $TORCH_VERSION is"
 fi
 command -v python3 >/dev/null || die "python3 is needed to install torch==$TORCH_VERSION from PyPI"
 mkdir -p "$CACHE_ROOT"

@@ -20,7 +20,7 @@ std::string num(double v, const char* fmt = "%.4g") {
   return buf;
 }
 
-double norm(const at::Tensor& t) { return std::sqrt(t.to(at::kDouble).pow(2).sum().item<double>()); }
+double l2(const at::Tensor& t) { return std::sqrt(t.to(at::kDouble).pow(2).sum().item<double>()); }
 
 bool same_shape(const at::Tensor& got, at::IntArrayRef want, nlohmann::json& out) {
   if (got.defined() && got.sizes() == want) return true;
@@ -38,7 +38,7 @@ nlohmann::json hot_loop_y(const ReferenceContext& c, const at::Tensor& got) {
                    b = at::randn({n, n}, c.options);
   if (!same_shape(got, {n, n}, out)) return out;
   const at::Tensor want = at::matmul(x.to(at::kDouble), w.to(at::kDouble)) + 17.0 * b.to(at::kDouble);
-  const double rel = norm(got.to(at::kDouble) - want) / norm(want);
+  const double rel = l2(got.to(at::kDouble) - want) / l2(want);
   out["rel_error"] = rel;
   // bf16 on a GPU: 17 roundings of ~0.4% each, well inside 5%; the loop left out is ~85% off.
   out["ok"] = rel <= 0.05;
@@ -58,7 +58,7 @@ nlohmann::json sgd_w(const ReferenceContext& c, const at::Tensor& got) {
   if (!same_shape(got, {512, 1024}, out)) return out;
   const at::Tensor gd = g.to(at::kDouble), moved = w0.to(at::kDouble) - got.to(at::kDouble);
   const double updates = (moved * gd).sum().item<double>() / (gd * gd).sum().item<double>() / 0.01;
-  const double residual = norm(moved - 0.01 * updates * gd) / norm(w0);
+  const double residual = l2(moved - 0.01 * updates * gd) / l2(w0);
   out["updates"] = updates;
   out["residual"] = residual;
   out["ok"] = std::fabs(updates - want_updates) <= 0.25 && residual <= 0.05;

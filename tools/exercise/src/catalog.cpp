@@ -142,7 +142,7 @@ Catalog parse_catalog(const std::string& text, const std::string& source) {
         w = w.named(e.id);
         wb::json_known_keys(j,
                             {"id", "name", "chapter", "title", "task", "hints", "hint", "vary", "gpu_note",
-                             "needs_gpu", "args", "checks", "stub_fails"},
+                             "needs_gpu", "args", "checks", "stub_fails", "workload"},
                             w);
         if (e.id.size() < 3 || e.id.rfind("ex", 0) != 0) w.in("id").fail("ids look like \"ex01.1\"");
         e.name = json_text(j, "name", w);
