@@ -17,6 +17,7 @@
 
 #include "process.hpp"
 #include "workbook/lessons.hpp"
+#include "workbook/peaks.hpp"
 #include "workbook/trace_reader.hpp"
 
 namespace fs = std::filesystem;
@@ -88,6 +89,23 @@ std::optional<wb::LessonsReport> judge(const std::string& key, const Gpu* gpu) {
   return wb::check_lessons(model, *spec, o);
 }
 
+// Every condition the relabelled fact fails compares a time with the label's datasheet peak
+// ("..._pct_of_peak" above 100, "..._at_peak"), and the label is a known GPU slower than the H200.
+bool faster_than_the_label(const wb::Fact& f, const Gpu& g) {
+  const wb::DevicePeak* label = wb::find_peak(g.name);
+  const wb::DevicePeak* h200 = wb::find_peak("NVIDIA H200");
+  if (!label || !h200 || label->mem_tbps >= h200->mem_tbps) return false;
+  bool any = false;
+  for (const auto& c : f.pattern.all) {
+    const bool peak_key = c.key.find("pct_of_peak") != std::string::npos || c.key.find("at_peak") != std::string::npos;
+    const std::string shown = c.key.substr(1) + " = ";
+    if (f.verdict.find(shown) == std::string::npos) continue;  // not among the failing ones
+    if (!peak_key) return false;
+    any = true;
+  }
+  return any;
+}
+
 }  // namespace
 
 TEST_CASE("devices: every H200 recording, relabelled as another GPU, fails no lesson on a constant",
@@ -109,8 +127,12 @@ TEST_CASE("devices: every H200 recording, relabelled as another GPU, fails no le
         INFO(g.label << ": " << now.id << " -- H200 " << wb::status_name(was.status) << ", relabelled "
                      << wb::status_name(now.status) << ": " << now.verdict << " / " << now.explanation);
         ++judged;
-        // What passed on the H200 passes as another GPU, or is n/a with the reason.
-        if (was.status == wb::Status::Pass) CHECK(now.status != wb::Status::Fail);
+        // What passed on the H200 passes as another GPU, or is n/a with the reason. One failure
+        // is right, and allowed: the H200's times under a slower GPU's name are faster than that
+        // GPU's datasheet allows (a GEMM at 256% of an A100's peak), and the lessons that compare
+        // a time with the device's peak say so. No H200 constant is involved.
+        if (was.status == wb::Status::Pass && now.status == wb::Status::Fail)
+          CHECK(faster_than_the_label(now, g));
         if (now.status == wb::Status::NotApplicable) {
           CHECK(!(now.verdict + now.explanation).empty());
           ++na_with_reason;

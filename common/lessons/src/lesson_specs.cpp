@@ -104,6 +104,14 @@ bool gpu_without_peak(const Condition& c, const Trace& trace) {
          trace.has_device_activity() && find_peak(trace.devices.front().name) == nullptr;
 }
 
+// A fact that could not be measured because the device's peak is unknown (the facts say
+// "unknown peak for ..."), on a GPU trace whose device the peak table does not list.
+bool no_peak_known(const Trace& trace, const Fact& f) {
+  return !trace.devices.empty() && trace.has_device_activity() &&
+         find_peak(trace.devices.front().name) == nullptr &&
+         f.explanation.find("unknown peak for") != std::string::npos;
+}
+
 }  // namespace
 
 Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& problem) {
@@ -407,7 +415,11 @@ LessonsReport check_lessons(const TraceModel& m, const LessonSpec& spec, const F
       bool applies = false;
       for (const auto& c : e.pattern.all)
         applies = applies || out_of_scope(c, gpu, hopper, opts.problem).empty();
-      if (applies) {
+      if (applies && no_peak_known(m.trace(), f)) {
+        // A GPU the peak table does not know: the lesson needs its peak, and says so (n/a).
+        f.verdict = "not applicable: no peak known for '" + m.trace().devices.front().name +
+                    "', so only relations are judged here: " + f.explanation;
+      } else if (applies) {
         f.status = Status::Fail;
         f.verdict = "could not be measured, although the lesson applies to this run: " + f.explanation;
       }

@@ -499,17 +499,30 @@ wb::Fact fact_workload(const RunOutput& run, const wb::TraceModel& m, const json
 
 }  // namespace
 
+// The harness writes the token first in the file; a tool that rewrites the JSON with sorted
+// keys moves it to the end: the first and the last 4 KiB are read, never the whole trace.
 std::string trace_token(const fs::path& trace) {
   std::ifstream in(trace, std::ios::binary);
-  std::string head(4096, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
+  constexpr std::streamoff kPart = 4096;
+  std::string text(static_cast<size_t>(kPart), '\0');
+  in.read(text.data(), kPart);
+  text.resize(static_cast<size_t>(in.gcount()));
+  in.clear();
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size > kPart) {
+    std::string tail(static_cast<size_t>(kPart), '\0');
+    in.seekg(std::max(kPart, size - kPart));
+    in.read(tail.data(), kPart);
+    text += tail.substr(0, static_cast<size_t>(in.gcount()));
+  }
   const std::string key = std::string("\"") + kRunTokenKey + "\"";
-  const size_t at = head.find(key);
+  const size_t at = text.find(key);
   if (at == std::string::npos) return "";
-  const size_t open = head.find('"', head.find(':', at + key.size()));
-  const size_t close = open == std::string::npos ? open : head.find('"', open + 1);
-  return close == std::string::npos ? "" : head.substr(open + 1, close - open - 1);
+  const size_t colon = text.find(':', at + key.size());
+  const size_t open = colon == std::string::npos ? colon : text.find('"', colon);
+  const size_t close = open == std::string::npos ? open : text.find('"', open + 1);
+  return close == std::string::npos ? "" : text.substr(open + 1, close - open - 1);
 }
 
 wb::Problem RunOutput::problem() const {
