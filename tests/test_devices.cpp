@@ -97,7 +97,8 @@ bool faster_than_the_label(const wb::Fact& f, const Gpu& g) {
   if (!label || !h200 || label->mem_tbps >= h200->mem_tbps) return false;
   bool any = false;
   for (const auto& c : f.pattern.all) {
-    const bool peak_key = c.key.find("pct_of_peak") != std::string::npos || c.key.find("at_peak") != std::string::npos;
+    const bool peak_key =
+        c.key.find("pct_of_peak") != std::string::npos || c.key.find("at_peak") != std::string::npos;
     const std::string shown = c.key.substr(1) + " = ";
     if (f.verdict.find(shown) == std::string::npos) continue;  // not among the failing ones
     if (!peak_key) return false;

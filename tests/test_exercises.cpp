@@ -782,7 +782,8 @@ TEST_CASE("gaming: ex01.3's chapter-schedule answer fails under a learner's own 
 
 // ---- gaming attempts (issue 37): the workload and a fresh run are checked first ---------------
 namespace {
-const std::string kWorkloadText = "the exercise's workload ran as specified: its ops, their counts, its results";
+const std::string kWorkloadText =
+    "the exercise's workload ran as specified: its ops, their counts, its results";
 const std::string kFreshText = "the run is fresh: its trace carries this check's one-time token";
 
 exercise::CheckResult check_program(const std::string& id, const fs::path& program, const std::string& tag,
@@ -820,11 +821,13 @@ TEST_CASE("gaming: ex01.1 with the add_ loop deleted and the new top op as the a
   CHECK(r.outcome == exercise::Outcome::Fail);
   CHECK(r.first_failed == kWorkloadText);
   REQUIRE(!r.verdicts.empty());
-  CHECK_THAT(r.verdicts[1].fact.value, ContainsSubstring("aten::add_ x0 per step (the exercise runs it x16)"));
+  CHECK_THAT(r.verdicts[1].fact.value,
+             ContainsSubstring("aten::add_ x0 per step (the exercise runs it x16)"));
   CHECK_THAT(r.verdicts[1].fact.value, ContainsSubstring("% from x @ w + 17 b"));
 }
 
-TEST_CASE("gaming: ex08.1 with an update that changes nothing, w.sub_(g, 0.0), is caught", "[exercises][cpu]") {
+TEST_CASE("gaming: ex08.1 with an update that changes nothing, w.sub_(g, 0.0), is caught",
+          "[exercises][cpu]") {
   // tests/gaming/ex08_1_update_neutralised.cpp: in place, no allocation, and no update.
   const exercise::CheckResult r =
       check_program("ex08.1", bin_dir() / "gaming_ex08_1_update_neutralised", "g_sub0");
@@ -885,7 +888,8 @@ TEST_CASE("workload: a broken \"workload\" in the catalog says where", "[exercis
   auto broken = [](const std::string& workload) {
     return R"({"version": 1, "exercises": [{"id": "ex09.9", "name": "x", "chapter": "c", "title": "t",
               "task": "t", "hint": "h", "workload": )" +
-           workload + R"(, "checks": [{"fact": "steps", "text": "t", "all": [{"key": "/first", "op": "==", "value": 1}]}]}]})";
+           workload +
+           R"(, "checks": [{"fact": "steps", "text": "t", "all": [{"key": "/first", "op": "==", "value": 1}]}]}]})";
   };
   CHECK_THROWS_WITH(exercise::parse_catalog(broken(R"({"ops": {"aten::mm": -1}})")),
                     ContainsSubstring("workload.ops.aten::mm"));

@@ -47,24 +47,23 @@ fs::path stand_ins(const std::string& tag, const std::string& version) {
     std::ofstream(d / tool) << "#!/bin/sh\necho \"" << tool << " $*\" >>'" << log << "'\nexit 1\n";
     fs::permissions(d / tool, fs::perms::owner_all, fs::perm_options::add);
   }
-  std::ofstream(d / "python3")
-      << "#!/bin/sh\necho \"python3 $*\" >>'" << log << "'\n"
-      << "case \"$*\" in\n"
-      << "  *__version__*) printf '" << version << "' ;;\n"
-      << "  *cmake_prefix_path*) printf '/nowhere/torch/share/cmake' ;;\n"
-      << "  *) exit 1 ;;\n"
-      << "esac\n";
+  std::ofstream(d / "python3") << "#!/bin/sh\necho \"python3 $*\" >>'" << log << "'\n"
+                               << "case \"$*\" in\n"
+                               << "  *__version__*) printf '" << version << "' ;;\n"
+                               << "  *cmake_prefix_path*) printf '/nowhere/torch/share/cmake' ;;\n"
+                               << "  *) exit 1 ;;\n"
+                               << "esac\n";
   fs::permissions(d / "python3", fs::perms::owner_all, fs::perm_options::add);
   return d;
 }
 
 // setup.sh with the stand-ins first on PATH, `os_release` as the system, an empty cache.
 proc::Exit run_setup(const fs::path& tools, const std::string& os_release) {
-  return proc::run("/usr/bin/env", {"PATH=" + tools.string() + ":/usr/bin:/bin",
-                                    "WORKBOOK_OS_RELEASE=" + (kOsRelease / os_release).string(),
-                                    "XDG_CACHE_HOME=" + (tools / "cache").string(), "HOME=" + tools.string(),
-                                    "Torch_DIR=", "CMAKE_PREFIX_PATH=", "TORCH_VERSION=", "/bin/bash",
-                                    kScript.string()});
+  return proc::run("/usr/bin/env",
+                   {"PATH=" + tools.string() + ":/usr/bin:/bin",
+                    "WORKBOOK_OS_RELEASE=" + (kOsRelease / os_release).string(),
+                    "XDG_CACHE_HOME=" + (tools / "cache").string(), "HOME=" + tools.string(),
+                    "Torch_DIR=", "CMAKE_PREFIX_PATH=", "TORCH_VERSION=", "/bin/bash", kScript.string()});
 }
 
 std::string calls_of(const fs::path& tools) { return proc::slurp(tools / "calls"); }
@@ -84,8 +83,8 @@ TEST_CASE("setup plan: Debian 12 and Ubuntu 24.04 are supported, Catch2 v3 from 
   CHECK(noble.at("catch2") == "distribution");  // noble ships Catch2 3.4: no backports
   CHECK(noble.at("add_source").empty());
   for (const auto* plan : {&debian, &noble}) {
-    for (const char* p : {"libspdlog-dev", "nlohmann-json3-dev", "libcli11-dev", "libsimdjson-dev", "ninja-build",
-                          "cmake", "clang-format-14", "cmark-gfm", "python3-venv"})
+    for (const char* p : {"libspdlog-dev", "nlohmann-json3-dev", "libcli11-dev", "libsimdjson-dev",
+                          "ninja-build", "cmake", "clang-format-14", "cmark-gfm", "python3-venv"})
       CHECK_THAT(plan->at("packages"), ContainsSubstring(p));
     CHECK(plan->at("by_hand").empty());
   }
@@ -114,8 +113,8 @@ TEST_CASE("setup on an unsupported system names the packages and stops before in
           "[setup][cpu]") {
   for (const char* file : {"ubuntu-22.04", "unknown"}) {
     INFO(file);
-    const fs::path tools = stand_ins(std::string("other_") + (file[0] == 'u' && file[1] == 'b' ? "jammy" : "x"),
-                                     "2.11.0");
+    const fs::path tools =
+        stand_ins(std::string("other_") + (file[0] == 'u' && file[1] == 'b' ? "jammy" : "x"), "2.11.0");
     const proc::Exit e = run_setup(tools, file);
     INFO(e.out << e.err);
     CHECK(e.code == 1);

@@ -71,7 +71,8 @@ double Run::varied_number(const std::string& key, double fallback) const {
 int Run::steps_run() const { return s_->steps_run; }
 void Run::reference(const std::string& key, double value) { s_->reference[key] = value; }
 void Run::result(const std::string& key, const at::Tensor& value) {
-  if (!s_->profiled) throw std::logic_error("result() hands in the workload's result: call it after profile()");
+  if (!s_->profiled)
+    throw std::logic_error("result() hands in the workload's result: call it after profile()");
   ReferenceContext c;
   c.exercise = s_->exercise;
   c.size = h_.size();

@@ -15,9 +15,9 @@ namespace ex {
 
 // What the run did, as the reference needs it.
 struct ReferenceContext {
-  std::string exercise;     // the program's name, e.g. "ex08_1_in_place_update"
-  int64_t size = 0;         // --size as the run used it
-  int steps_run = 0;        // profiled steps (every step of the schedule)
+  std::string exercise;       // the program's name, e.g. "ex08_1_in_place_update"
+  int64_t size = 0;           // --size as the run used it
+  int steps_run = 0;          // profiled steps (every step of the schedule)
   at::TensorOptions options;  // the run's device and dtype
 };
 

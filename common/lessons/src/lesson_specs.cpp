@@ -148,9 +148,10 @@ Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& 
     const bool ok = !have.is_null() && holds(have, c.op, c.value);
     if (have.is_null() && gpu_without_peak(c, trace)) {
       // A percentage of a peak the device table does not know: not measurable here, not wrong.
-      skipped.push_back(fmt::format("{}: no peak known for '{}' (common/core/data/device_peaks.json lists the "
-                                    "known GPUs), so only the lesson's relations are judged",
-                                    key, trace.devices.front().name));
+      skipped.push_back(
+          fmt::format("{}: no peak known for '{}' (common/core/data/device_peaks.json lists the "
+                      "known GPUs), so only the lesson's relations are judged",
+                      key, trace.devices.front().name));
       continue;
     }
     if (have.is_null()) {

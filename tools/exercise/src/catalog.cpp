@@ -83,7 +83,8 @@ void parse_run_settings(const json& j, const Where& w, Exercise& e) {
     for (const auto& [key, v] : wl.items())
       if (key != "ops" && key != "values") w.in("workload." + key).fail("unknown key (ops, values)");
     if (wl.contains("ops")) {
-      if (!wl["ops"].is_object()) w.in("workload.ops").fail("must be an object {\"aten::op\": calls per step}");
+      if (!wl["ops"].is_object())
+        w.in("workload.ops").fail("must be an object {\"aten::op\": calls per step}");
       for (const auto& [op, n] : wl["ops"].items())
         if (!n.is_number_integer() || n.get<int>() < 0)
           w.in("workload.ops." + op).fail("must be a count of calls per recorded step (0 or more)");

@@ -474,12 +474,14 @@ wb::Fact fact_workload(const RunOutput& run, const wb::TraceModel& m, const json
       ops[op] = {{"want", n}, {"min", lo}, {"max", hi}, {"ok", good}};
       // Only what is off is named: the ops and counts of a right run can be an exercise's answer.
       if (!good)
-        said.push_back(op + " x" + (lo == hi ? std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi)) +
+        said.push_back(op + " x" +
+                       (lo == hi ? std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi)) +
                        " per step (the exercise runs it x" + n.dump() + ")");
     }
     const size_t off = said.size();
     if (off == 0)
-      said.push_back("the " + std::to_string(want_ops.size()) + " ops the exercise names ran as often as it specifies");
+      said.push_back("the " + std::to_string(want_ops.size()) +
+                     " ops the exercise names ran as often as it specifies");
   }
   const json got = run.run.value("values", json::object());
   for (const auto& key : spec.value("values", json::array())) {
@@ -488,9 +490,10 @@ wb::Fact fact_workload(const RunOutput& run, const wb::TraceModel& m, const json
     const bool good = v.is_object() && v.value("ok", false);
     ok = ok && good;
     values[k] = v.is_null() ? json{{"ok", false}} : v;
-    said.push_back(!v.is_object() ? k + ": not handed to the harness (run.result(\"" + k + "\", ...) is missing)"
-                                  : k + " " + v.value("measured", std::string("?")) +
-                                        (good ? "" : " (want: " + v.value("what", std::string("?")) + ")"));
+    said.push_back(!v.is_object()
+                       ? k + ": not handed to the harness (run.result(\"" + k + "\", ...) is missing)"
+                       : k + " " + v.value("measured", std::string("?")) +
+                             (good ? "" : " (want: " + v.value("what", std::string("?")) + ")"));
   }
   f.data = {{"ok", ok}, {"ops", ops}, {"values", values}};
   for (const auto& s : said) f.value += (f.value.empty() ? "" : "; ") + s;
@@ -549,9 +552,9 @@ RunOutput read_run_output(const fs::path& dir) {
 
 const std::vector<std::string_view>& exercise_fact_ids() {
   static const std::vector<std::string_view> kIds = {
-      "table",     "most_called_op",  "dead_window_answer", "steps",         "annotation_ops",
-      "step_ops",  "launches",        "gemm_samples",       "tflops_answer", "cold_setup",
-      "variation", "checksum_answer", "distribution_answer", "fresh_run", "workload"};
+      "table",     "most_called_op",  "dead_window_answer",  "steps",         "annotation_ops",
+      "step_ops",  "launches",        "gemm_samples",        "tflops_answer", "cold_setup",
+      "variation", "checksum_answer", "distribution_answer", "fresh_run",     "workload"};
   return kIds;
 }
 
