@@ -110,7 +110,7 @@ bool faster_than_the_label(const wb::Fact& f, const Gpu& g) {
 }  // namespace
 
 TEST_CASE("devices: every H200 recording, relabelled as another GPU, fails no lesson on a constant",
-          "[devices][cpu]") {
+          "[lessons][cpu]") {
   const auto keys = report_keys();
   REQUIRE(keys.size() >= 10);
   int judged = 0, na_with_reason = 0;

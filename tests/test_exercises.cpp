@@ -373,15 +373,21 @@ TEST_CASE("table: sorted by # of Calls or not", "[exercises][cpu]") {
   const std::string by_time = slurp(kRoot / "tests/data/table/cpu_by_cpu_time_total.txt");
   REQUIRE(wb::parse_table_calls(by_count, "by_count").size() >= 3);
   const json right = {{"most_called_op", "aten::resolve_conj"}};
-  CHECK(judged("ex01.1", make_run("t_count", kData / "py_cpu_64.json", kRun64, right, by_count)) ==
+  // Chapter 01's trace has no add_ loop: ex01.1's workload check fails on it (the trick of
+  // deleting the loop), so the table and answer checks are judged here without it.
+  CHECK(judge_as("ex01.1", make_run("t_loopless", kData / "py_cpu_64.json", kRun64, right, by_count))
+            .first_failed == "the exercise's workload ran as specified: its ops, their counts, its results");
+  exercise::Exercise e = ex("ex01.1");
+  e.workload = json::object();
+  auto judged_alone = [&](const fs::path& d) { return exercise::judge(e, as_run_of("ex01.1", d)).outcome; };
+  CHECK(judged_alone(make_run("t_count", kData / "py_cpu_64.json", kRun64, right, by_count)) ==
         exercise::Outcome::Pass);
-  CHECK(judged("ex01.1", make_run("t_time", kData / "py_cpu_64.json", kRun64, right, by_time)) ==
+  CHECK(judged_alone(make_run("t_time", kData / "py_cpu_64.json", kRun64, right, by_time)) ==
         exercise::Outcome::Fail);
   // A wrong answer fails even with the right order; a missing table is a failure, not a crash.
-  CHECK(judged("ex01.1", make_run("t_wrong", kData / "py_cpu_64.json", kRun64,
-                                  {{"most_called_op", "aten::mm"}}, by_count)) == exercise::Outcome::Fail);
-  CHECK(judged("ex01.1", make_run("t_none", kData / "py_cpu_64.json", kRun64, right)) ==
-        exercise::Outcome::Fail);
+  CHECK(judged_alone(make_run("t_wrong", kData / "py_cpu_64.json", kRun64, {{"most_called_op", "aten::mm"}},
+                              by_count)) == exercise::Outcome::Fail);
+  CHECK(judged_alone(make_run("t_none", kData / "py_cpu_64.json", kRun64, right)) == exercise::Outcome::Fail);
 }
 
 TEST_CASE("dead_window_answer: the right step and op pass, others fail", "[exercises][cpu]") {

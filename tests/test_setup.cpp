@@ -71,7 +71,7 @@ std::string calls_of(const fs::path& tools) { return proc::slurp(tools / "calls"
 }  // namespace
 
 TEST_CASE("setup plan: Debian 12 and Ubuntu 24.04 are supported, Catch2 v3 from where it is",
-          "[setup][cpu]") {
+          "[tools][cpu]") {
   const auto debian = plan_of("debian-12");
   CHECK(debian.at("system") == "Debian GNU/Linux 12 (bookworm)");
   CHECK(debian.at("supported") == "yes");
@@ -91,7 +91,7 @@ TEST_CASE("setup plan: Debian 12 and Ubuntu 24.04 are supported, Catch2 v3 from 
 }
 
 TEST_CASE("setup plan: Ubuntu 22.04 and an unknown system are not supported, the packages named",
-          "[setup][cpu]") {
+          "[tools][cpu]") {
   for (const char* file : {"ubuntu-22.04", "unknown"}) {
     INFO(file);
     const auto plan = plan_of(file);
@@ -110,7 +110,7 @@ TEST_CASE("setup plan: Ubuntu 22.04 and an unknown system are not supported, the
 }
 
 TEST_CASE("setup on an unsupported system names the packages and stops before installing anything",
-          "[setup][cpu]") {
+          "[tools][cpu]") {
   for (const char* file : {"ubuntu-22.04", "unknown"}) {
     INFO(file);
     const fs::path tools =
@@ -125,7 +125,7 @@ TEST_CASE("setup on an unsupported system names the packages and stops before in
   }
 }
 
-TEST_CASE("setup uses an importable torch only at the supported version", "[setup][cpu]") {
+TEST_CASE("setup uses an importable torch only at the supported version", "[tools][cpu]") {
   std::string version;
   std::ifstream(kRoot / "scripts" / "torch_version.txt") >> version;
   REQUIRE(!version.empty());
