@@ -144,3 +144,30 @@ TEST_CASE("devices: every H200 recording, relabelled as another GPU, fails no le
   CHECK(judged > 100);
   CHECK(na_with_reason > 0);
 }
+
+TEST_CASE("devices: a lesson with Hopper expectations says it judged relations only on another GPU",
+          "[lessons][cpu]") {
+  // Chapter 01's kernel footprint: relations (registers, shared memory) everywhere, the H200's
+  // tile at 64 (grid [4,2,1], block [384,1,1]) on Hopper only.
+  const auto h200 = judge("01_cold_64", nullptr);
+  REQUIRE(h200);
+  auto fact = [](const wb::LessonsReport& r, const std::string& id) {
+    for (const auto& f : r.facts)
+      if (f.id == id) return f;
+    FAIL("no lesson " << id);
+    return wb::Fact{};
+  };
+  const wb::Fact there = fact(*h200, "kernel_footprint");
+  CHECK(there.status == wb::Status::Pass);
+  CHECK(there.verdict.find("relations only") == std::string::npos);
+  CHECK(there.verdict.find("gemm/grid") != std::string::npos);  // judged on the H200
+  for (const Gpu& g : kOthers) {
+    INFO(g.label);
+    const auto other = judge("01_cold_64", &g);
+    REQUIRE(other);
+    const wb::Fact f = fact(*other, "kernel_footprint");
+    CHECK(f.status == wb::Status::Pass);
+    CHECK(f.verdict.find(std::string("relations only on ") + g.name) != std::string::npos);
+    CHECK(f.verdict.find("gemm/grid, gemm/block describe Hopper GPUs") != std::string::npos);
+  }
+}

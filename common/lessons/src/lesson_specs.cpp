@@ -130,10 +130,12 @@ Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& 
   }
   const bool gpu = scoped_gpu && trace.has_device_activity();
   const bool hopper = scoped_hopper && is_hopper(trace);
-  std::vector<std::string> held, failed, skipped;
+  std::vector<std::string> held, failed, skipped, device_specific;
   for (const auto& c : p.all) {
     const std::string key = c.key.empty() || c.key[0] != '/' ? c.key : c.key.substr(1);
     if (std::string why = out_of_scope(c, gpu, hopper, problem); !why.empty()) {
+      // A Hopper expectation (from the H200's recording) on another GPU: said in the verdict.
+      if (c.scope == Scope::Hopper && gpu && !hopper) device_specific.push_back(key);
       skipped.push_back(std::move(why));
       continue;
     }
@@ -176,6 +178,12 @@ Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& 
   } else {
     f.status = failed.empty() ? Status::Pass : Status::Fail;
     f.verdict = lessons_detail::join(failed.empty() ? held : failed, "; ", "");
+    // Which kind of expectation was applied: on a GPU that is not a Hopper, the relations only.
+    if (!device_specific.empty())
+      f.verdict += fmt::format(
+          "; relations only on {}: {} describe{} Hopper GPUs (the H200's recording), not judged",
+          trace.devices.empty() ? std::string("this GPU") : trace.devices.front().name,
+          lessons_detail::join(device_specific, ", ", ""), device_specific.size() == 1 ? "s" : "");
   }
   return f;
 }
