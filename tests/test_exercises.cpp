@@ -373,15 +373,21 @@ TEST_CASE("table: sorted by # of Calls or not", "[exercises][cpu]") {
   const std::string by_time = slurp(kRoot / "tests/data/table/cpu_by_cpu_time_total.txt");
   REQUIRE(wb::parse_table_calls(by_count, "by_count").size() >= 3);
   const json right = {{"most_called_op", "aten::resolve_conj"}};
-  CHECK(judged("ex01.1", make_run("t_count", kData / "py_cpu_64.json", kRun64, right, by_count)) ==
+  // Chapter 01's trace has no add_ loop: ex01.1's workload check fails on it (the trick of
+  // deleting the loop), so the table and answer checks are judged here without it.
+  CHECK(judge_as("ex01.1", make_run("t_loopless", kData / "py_cpu_64.json", kRun64, right, by_count))
+            .first_failed == "the exercise's workload ran as specified: its ops, their counts, its results");
+  exercise::Exercise e = ex("ex01.1");
+  e.workload = json::object();
+  auto judged_alone = [&](const fs::path& d) { return exercise::judge(e, as_run_of("ex01.1", d)).outcome; };
+  CHECK(judged_alone(make_run("t_count", kData / "py_cpu_64.json", kRun64, right, by_count)) ==
         exercise::Outcome::Pass);
-  CHECK(judged("ex01.1", make_run("t_time", kData / "py_cpu_64.json", kRun64, right, by_time)) ==
+  CHECK(judged_alone(make_run("t_time", kData / "py_cpu_64.json", kRun64, right, by_time)) ==
         exercise::Outcome::Fail);
   // A wrong answer fails even with the right order; a missing table is a failure, not a crash.
-  CHECK(judged("ex01.1", make_run("t_wrong", kData / "py_cpu_64.json", kRun64,
-                                  {{"most_called_op", "aten::mm"}}, by_count)) == exercise::Outcome::Fail);
-  CHECK(judged("ex01.1", make_run("t_none", kData / "py_cpu_64.json", kRun64, right)) ==
-        exercise::Outcome::Fail);
+  CHECK(judged_alone(make_run("t_wrong", kData / "py_cpu_64.json", kRun64, {{"most_called_op", "aten::mm"}},
+                              by_count)) == exercise::Outcome::Fail);
+  CHECK(judged_alone(make_run("t_none", kData / "py_cpu_64.json", kRun64, right)) == exercise::Outcome::Fail);
 }
 
 TEST_CASE("dead_window_answer: the right step and op pass, others fail", "[exercises][cpu]") {
@@ -508,6 +514,12 @@ TEST_CASE("check_exercise: a missing program is an error that says how to build 
   const exercise::CheckResult g = exercise::check_exercise(ex("ex05.2"), o);
   CHECK(g.outcome == exercise::Outcome::NeedsGpu);
   CHECK(exercise::exit_code(g.outcome) == 4);
+  // A given program that is not there: said, without a target to build.
+  o.program = "/nonexistent";
+  const exercise::CheckResult p = exercise::check_exercise(ex("ex01.1"), o);
+  CHECK(p.outcome == exercise::Outcome::Error);
+  CHECK_THAT(p.message, ContainsSubstring("no program at /nonexistent"));
+  CHECK_THAT(p.message, !ContainsSubstring("--target"));
 }
 
 // ---- progress ------------------------------------------------------------------------------
@@ -603,6 +615,24 @@ TEST_CASE("exercise list / show / hint, and bad ids", "[exercises][cpu]") {
     CHECK(h.rc == 0);
     CHECK_THAT(h.out, ContainsSubstring("Usage"));
   }
+  // show --student: the Run and Check lines to copy carry the name (without it the program and
+  // the check run the defaults, not this learner's variation).
+  const Cli mine = cli({"show", "ex01.3", "--student", "ada"});
+  INFO(mine.out);
+  CHECK(mine.rc == 0);
+  CHECK_THAT(mine.out, ContainsSubstring("ex01_3_dead_window --student ada   (writes"));
+  CHECK_THAT(mine.out, ContainsSubstring("check ex01.3 --student ada\n"));
+  CHECK_THAT(cli({"show", "ex01.3"}).out, !ContainsSubstring("--student ada"));
+  // check --program with no such file: said as such, exit 2, no build advice for a target
+  // named after it.
+  const Cli missing = cli({"check", "ex01.1", "--device", "cpu", "--program", "/nonexistent"});
+  INFO(missing.out);
+  CHECK(missing.rc == 2);
+  CHECK_THAT(missing.out, ContainsSubstring("no such file: /nonexistent"));
+  CHECK_THAT(missing.out, !ContainsSubstring("cmake --build"));
+  const Cli folder = cli({"check", "ex01.1", "--device", "cpu", "--program", kRoot.string()});
+  CHECK(folder.rc == 2);
+  CHECK_THAT(folder.out, ContainsSubstring("is a folder, not a program"));
   const Cli nowhere = cli({"--root", "/nonexistent", "list"}, false);
   CHECK(nowhere.rc == 3);  // no catalog there: said, not crashed
   CHECK_THAT(nowhere.out, ContainsSubstring("cannot open the exercise catalog"));
@@ -754,6 +784,125 @@ TEST_CASE("gaming: ex01.3's chapter-schedule answer fails under a learner's own 
                         make_run("g_dw_theirs2", kData / "py_cpu_64.json", theirs_run, chapter_answer),
                         learner)
             .outcome == exercise::Outcome::Fail);
+}
+
+// ---- gaming attempts (issue 37): the workload and a fresh run are checked first ---------------
+namespace {
+const std::string kWorkloadText =
+    "the exercise's workload ran as specified: its ops, their counts, its results";
+const std::string kFreshText = "the run is fresh: its trace carries this check's one-time token";
+
+exercise::CheckResult check_program(const std::string& id, const fs::path& program, const std::string& tag,
+                                    const std::string& student = "") {
+  if (!fs::exists(program)) {
+    if (program.filename().string().find("_solution") != std::string::npos && !solutions_expected())
+      SKIP("solutions not built (no solutions/ folder, or WORKBOOK_EXERCISE_SOLUTIONS=OFF)");
+    FAIL("not built: " << program.string());
+  }
+  exercise::CheckOptions o;
+  o.program = program;
+  o.device = "auto";  // the GPU where there is one: the tricks are caught on both
+  o.student = student;
+  o.out_dir = temp_dir(tag);
+  o.timeout_s = 600;
+  const exercise::CheckResult r = exercise::check_exercise(ex(id), o);
+  UNSCOPED_INFO(exercise::render(ex(id), r));
+  return r;
+}
+
+// A program that runs nothing: a shell script that copies a saved run into its --out.
+fs::path replay_script(const fs::path& saved, const std::string& tag) {
+  const fs::path script = temp_dir(tag) / "replay.sh";
+  std::ofstream(script) << "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
+                        << "cp -r '" << saved.string() << "'/. \"$out\"/\n";
+  fs::permissions(script, fs::perms::owner_all, fs::perm_options::add);
+  return script;
+}
+}  // namespace
+
+TEST_CASE("gaming: ex01.1 with the add_ loop deleted and the new top op as the answer is caught",
+          "[exercises][cpu]") {
+  // tests/gaming/ex01_1_loop_deleted.cpp: the table sorted by calls, aten::resolve_conj named.
+  const exercise::CheckResult r = check_program("ex01.1", bin_dir() / "gaming_ex01_1_loop_deleted", "g_loop");
+  CHECK(r.outcome == exercise::Outcome::Fail);
+  CHECK(r.first_failed == kWorkloadText);
+  REQUIRE(!r.verdicts.empty());
+  CHECK_THAT(r.verdicts[1].fact.value,
+             ContainsSubstring("aten::add_ x0 per step (the exercise runs it x16)"));
+  CHECK_THAT(r.verdicts[1].fact.value, ContainsSubstring("% from x @ w + 17 b"));
+}
+
+TEST_CASE("gaming: ex08.1 with an update that changes nothing, w.sub_(g, 0.0), is caught",
+          "[exercises][cpu]") {
+  // tests/gaming/ex08_1_update_neutralised.cpp: in place, no allocation, and no update.
+  const exercise::CheckResult r =
+      check_program("ex08.1", bin_dir() / "gaming_ex08_1_update_neutralised", "g_sub0");
+  CHECK(r.outcome == exercise::Outcome::Fail);
+  CHECK(r.first_failed == kWorkloadText);
+  REQUIRE(r.verdicts.size() > 1);
+  CHECK_THAT(r.verdicts[1].fact.value, ContainsSubstring("holds 0.00 updates"));
+}
+
+TEST_CASE("gaming: a replayed run, passed off as the program, is caught (ex01.1; ex01.3 as a learner)",
+          "[exercises][cpu]") {
+  // A passing run of the solution, saved; then a script that copies it into --out.
+  const exercise::CheckResult saved =
+      check_program("ex01.1", bin_dir() / "ex01_1_hot_loop_solution", "g_replay_saved");
+  REQUIRE(saved.outcome == exercise::Outcome::Pass);
+  const exercise::CheckResult replayed =
+      check_program("ex01.1", replay_script(saved.out_dir, "g_replay_sh"), "g_replay");
+  CHECK(replayed.outcome == exercise::Outcome::Fail);
+  CHECK(replayed.first_failed == kFreshText);
+  CHECK_THAT(replayed.verdicts.front().fact.value, ContainsSubstring("another run's token"));
+  // A learner replaying their own earlier passing run of a varied exercise.
+  const exercise::CheckResult own =
+      check_program("ex01.3", bin_dir() / "ex01_3_dead_window_solution", "g_replay_own_saved", "ada");
+  REQUIRE(own.outcome == exercise::Outcome::Pass);
+  const exercise::CheckResult again =
+      check_program("ex01.3", replay_script(own.out_dir, "g_replay_own_sh"), "g_replay_own", "ada");
+  CHECK(again.outcome == exercise::Outcome::Fail);
+  CHECK(again.first_failed == kFreshText);
+}
+
+TEST_CASE("gaming: a replayed run fails the freshness check of every exercise", "[exercises][cpu]") {
+  // Every exercise, judged on a recorded GPU trace as a check would judge a copied folder: with
+  // no token in the trace, and with another check's token in it. Without a token to compare (a
+  // handed-in folder, `exercise grade`) the check is not made.
+  const fs::path src = kData / "h200_64_cold.json";
+  json t = json::parse(slurp(src));
+  t[exercise::kRunTokenKey] = "0123456789abcdef0123456789abcdef";
+  const fs::path stamped = temp_dir("g_fresh_src") / "trace.json";
+  std::ofstream(stamped) << t.dump();
+  CHECK(exercise::trace_token(stamped) == "0123456789abcdef0123456789abcdef");
+  CHECK(exercise::trace_token(src).empty());
+  json run = kRun64;
+  run["device"] = "cuda";
+  for (const auto& e : catalog().exercises) {
+    INFO(e.id);
+    for (const fs::path& trace : {src, stamped}) {
+      const fs::path d = as_run_of(e.id, make_run("g_fresh_" + e.name, trace, run));
+      const exercise::CheckResult r = exercise::judge(e, d, "", "fedcba9876543210fedcba9876543210");
+      CHECK(r.outcome == exercise::Outcome::Fail);
+      CHECK(r.first_failed == kFreshText);
+      const exercise::CheckResult without = exercise::judge(e, d, "");
+      for (const auto& v : without.verdicts) CHECK(v.fact.id != "fresh_run");
+    }
+  }
+}
+
+TEST_CASE("workload: a broken \"workload\" in the catalog says where", "[exercises][cpu]") {
+  auto broken = [](const std::string& workload) {
+    return R"({"version": 1, "exercises": [{"id": "ex09.9", "name": "x", "chapter": "c", "title": "t",
+              "task": "t", "hint": "h", "workload": )" +
+           workload +
+           R"(, "checks": [{"fact": "steps", "text": "t", "all": [{"key": "/first", "op": "==", "value": 1}]}]}]})";
+  };
+  CHECK_THROWS_WITH(exercise::parse_catalog(broken(R"({"ops": {"aten::mm": -1}})")),
+                    ContainsSubstring("workload.ops.aten::mm"));
+  CHECK_THROWS_WITH(exercise::parse_catalog(broken(R"({"opz": {}})")), ContainsSubstring("unknown key"));
+  CHECK_THROWS_WITH(exercise::parse_catalog(broken(R"({"values": "y"})")),
+                    ContainsSubstring("array of value names"));
+  CHECK_NOTHROW(exercise::parse_catalog(broken(R"({"ops": {"aten::mm": 2}, "values": ["y"]})")));
 }
 
 // ---- the GPU-only exercises on recorded H200 traces: the stub's trace fails the intended check ---

@@ -1,16 +1,19 @@
 // The exercise layer over the chapter harness (workbook/chapter.hpp, CLI11): compiled once,
 // shared by every exercise program.
 #include "exercise.hpp"
+#include "reference.hpp"
 
 #include <CLI/CLI.hpp>  // the chapter's flags (Chapter::app)
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <sstream>
 
 #include "exercise/catalog.hpp"
+#include "exercise/facts.hpp"  // kRunTokenEnv, kRunTokenKey
 #include "exercise/measure.hpp"
 #include "exercise/variation.hpp"
 #include "workbook/chapter.hpp"
@@ -32,11 +35,16 @@ struct Run::State {
   std::string student;
   nlohmann::json variation = nlohmann::json::object();
   nlohmann::json reference = nlohmann::json::object();
+  nlohmann::json values = nlohmann::json::object();  // run.result(): the harness's verdicts
   int steps_run = 0;
+  std::string exercise, run_token;
 };
 
-Run::Run(wb::Run& harness, bool quiet, bool hide_lessons, std::string student, std::string variation_json)
+Run::Run(wb::Run& harness, bool quiet, bool hide_lessons, std::string student, std::string variation_json,
+         std::string exercise, std::string run_token)
     : h_(harness), s_(std::make_unique<State>()) {
+  s_->exercise = std::move(exercise);
+  s_->run_token = std::move(run_token);
   s_->quiet = quiet;
   s_->hide_lessons = hide_lessons;
   s_->student = std::move(student);
@@ -62,6 +70,16 @@ double Run::varied_number(const std::string& key, double fallback) const {
 }
 int Run::steps_run() const { return s_->steps_run; }
 void Run::reference(const std::string& key, double value) { s_->reference[key] = value; }
+void Run::result(const std::string& key, const at::Tensor& value) {
+  if (!s_->profiled)
+    throw std::logic_error("result() hands in the workload's result: call it after profile()");
+  ReferenceContext c;
+  c.exercise = s_->exercise;
+  c.size = h_.size();
+  c.steps_run = s_->steps_run;
+  c.options = h_.options();
+  s_->values[key] = verify_result(c, key, value);
+}
 bool Run::on_cuda() const { return h_.on_cuda(); }
 at::TensorOptions Run::options() const { return h_.options(); }
 const fs::path& Run::out() const { return h_.out(); }
@@ -76,6 +94,22 @@ void Run::require_cuda(const std::string& what) const {
                          " needs a CUDA device, and this run is on the CPU (run it on a GPU machine, "
                          "with --device cuda or auto)");
 }
+
+namespace {
+// Writes the check's one-time token into the trace's top level, next to the metadata the
+// profiler wrote there ("schemaVersion", "deviceProperties", ...), so that the trace itself
+// says which check's run made it. The trace is rewritten atomically.
+void stamp_token(const fs::path& trace, const std::string& token) {
+  std::ifstream in(trace, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string t = text.str();
+  const size_t open = t.find('{');
+  if (open == std::string::npos) throw std::runtime_error(trace.string() + " is not a JSON trace");
+  t.insert(open + 1, "\n  \"" + std::string(exercise::kRunTokenKey) + "\": \"" + token + "\",");
+  wb::write_file_atomic(trace, t);
+}
+}  // namespace
 
 void Run::profile(const std::function<void()>& step, const Workload& w) {
   if (s_->profiled)
@@ -110,6 +144,7 @@ void Run::profile(const std::function<void()>& step, const Workload& w) {
   } else {
     o = h_.report(cycle, ro);
   }
+  if (!s_->run_token.empty()) stamp_token(o.trace, s_->run_token);
   s_->workload = w;
   s_->profiled = true;
   s_->trace = wb::read_trace(o.trace);
@@ -168,6 +203,7 @@ void Run::finish() {
       {"variation", s_->variation},
       {"steps_run", s_->steps_run},
       {"reference", s_->reference},
+      {"values", s_->values},
   };
   wb::DirLock lock(out());
   wb::write_file_atomic(out() / "run.json", info.dump(2) + "\n");
@@ -249,7 +285,8 @@ int Exercise::main(int argc, char** argv, const std::function<void(Run&)>& body)
   });
   return ch.main(argc, argv, [&](wb::Run& harness) {
     torch::manual_seed(0);  // the same inputs every run
-    Run run(harness, quiet, !defaults_.show_lessons, student, variation.dump());
+    const char* token = std::getenv(exercise::kRunTokenEnv);
+    Run run(harness, quiet, !defaults_.show_lessons, student, variation.dump(), name_, token ? token : "");
     body(run);
     run.finish();
     return 0;

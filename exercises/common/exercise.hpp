@@ -84,7 +84,11 @@ class Run {
  public:
   // `quiet`: the learner's --quiet; `hide_lessons`: Defaults::show_lessons == false;
   // `student` and `variation`: --student and what it picked ({} when nothing varies).
-  Run(wb::Run& harness, bool quiet, bool hide_lessons, std::string student, std::string variation_json);
+  // `exercise`: the program's name (the key of the harness's references, reference.hpp);
+  // `run_token`: the one-time token `exercise check` handed the program ("" when run by hand),
+  // written into trace.json's top level ("workbook_run_token").
+  Run(wb::Run& harness, bool quiet, bool hide_lessons, std::string student, std::string variation_json,
+      std::string exercise = "", std::string run_token = "");
   ~Run();
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
@@ -118,6 +122,10 @@ class Run {
   int steps_run() const;
   // A value the checker needs to judge an answer (run.json "reference"), e.g. one step's sum.
   void reference(const std::string& key, double value);
+  // The workload's result, handed to the harness after profile(): the harness verifies it
+  // against its own reference of the exercise (reference.hpp) and saves the verdict in
+  // run.json "values"; the checker requires the values the exercise lists.
+  void result(const std::string& key, const at::Tensor& value);
 
   // An answer for the checker, saved in out()/answer.json when the program ends.
   template <class T>

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
       y = torch::add(torch::matmul(x, w), b);
       for (int layer = 0; layer < 16; ++layer) y.add_(b);  // a small update per layer
     });
+    run.result("y", y);  // the harness checks y against the exercise's own numbers
     run.answer("most_called_op", kMostCalledOp);
   });
 }

@@ -27,5 +27,6 @@ int main(int argc, char** argv) {
     wl.annotation = "update";
     wl.profile_memory = true;
     run.profile(step, wl);
+    run.result("w", w);  // the harness checks w against the exercise's own numbers
   });
 }

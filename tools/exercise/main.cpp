@@ -138,15 +138,18 @@ int show_exercise(const exercise::Exercise& e, const fs::path& root, const fs::p
   const exercise::Exercise* ex = &e;
   const fs::path stub = root / "exercises" / ex->name / "main.cpp";
   const std::string build = shown(bin.parent_path()), tool = shown(bin / "exercise");
+  // With --student, the commands to copy say it too: the program and the check run this
+  // learner's variation only when they are given the name.
+  const std::string as = student.empty() ? std::string() : " --student " + student;
   std::cout << ex->id << "  " << ex->title << "\n"
             << "chapter " << ex->chapter << (ex->needs_gpu ? "; needs a GPU" : "; runs on a CPU or a GPU")
             << "\n\n"
             << ex->task << "\n"
             << "Edit:   " << shown(stub) << "  (look for TODO(" << ex->id << "))\n"
             << "Build:  cmake --build " << build << " --target " << ex->name << "\n"
-            << "Run:    " << shown(bin / ex->name) << "   (writes out/" << ex->name
+            << "Run:    " << shown(bin / ex->name) << as << "   (writes out/" << ex->name
             << "/: table.txt, trace.json)\n"
-            << "Check:  " << tool << " check " << ex->id << "\n"
+            << "Check:  " << tool << " check " << ex->id << as << "\n"
             << "Stuck?  " << tool << " hint " << ex->id << "\n";
   if (!ex->vary.empty()) {
     std::cout << "\nThis exercise varies per learner: run and check it with --student YOUR_NAME.\n";
@@ -225,8 +228,14 @@ void declare_flags(CLI::App& app, Cli& c) {
   c.check->add_option("--device", c.co.device, "where the program runs")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
-  c.check->add_option("--program", c.program,
-                      "check this built program instead (e.g. a learner's submission)");
+  c.check
+      ->add_option("--program", c.program, "check this built program instead (e.g. a learner's submission)")
+      ->check([](const std::string& p) {
+        std::error_code ec;
+        if (!fs::exists(p, ec)) return "no such file: " + p + " (--program names a built program)";
+        if (fs::is_directory(p, ec)) return p + " is a folder, not a program";
+        return std::string();
+      });
   c.check->add_option("--timeout", c.co.timeout_s, "seconds the program may run")
       ->check(CLI::Range(1, 86400))
       ->capture_default_str();

@@ -15,6 +15,7 @@
 #include "fact_view.hpp"
 #include "workbook/across.hpp"
 #include "workbook/lessons.hpp"
+#include "workbook/peaks.hpp"
 #include "workbook/pattern_json.hpp"
 #include "workbook/rules.hpp"
 
@@ -97,6 +98,21 @@ std::string out_of_scope(const Condition& c, bool gpu, bool hopper, const Proble
   return "";
 }
 
+// A condition on a percentage of the device's peak, on a GPU trace whose device the peak table
+// does not know (an L4 is known, an RTX 4090 is not): no percentage can be measured.
+bool gpu_without_peak(const Condition& c, const Trace& trace) {
+  return c.key.find("pct_of_peak") != std::string::npos && !trace.devices.empty() &&
+         trace.has_device_activity() && find_peak(trace.devices.front().name) == nullptr;
+}
+
+// A fact that could not be measured because the device's peak is unknown (the facts say
+// "unknown peak for ..."), on a GPU trace whose device the peak table does not list.
+bool no_peak_known(const Trace& trace, const Fact& f) {
+  return !trace.devices.empty() && trace.has_device_activity() &&
+         find_peak(trace.devices.front().name) == nullptr &&
+         f.explanation.find("unknown peak for") != std::string::npos;
+}
+
 }  // namespace
 
 Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& problem) {
@@ -115,10 +131,12 @@ Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& 
   }
   const bool gpu = scoped_gpu && trace.has_device_activity();
   const bool hopper = scoped_hopper && is_hopper(trace);
-  std::vector<std::string> held, failed, skipped;
+  std::vector<std::string> held, failed, skipped, device_specific;
   for (const auto& c : p.all) {
     const std::string key = c.key.empty() || c.key[0] != '/' ? c.key : c.key.substr(1);
     if (std::string why = out_of_scope(c, gpu, hopper, problem); !why.empty()) {
+      // A Hopper expectation (from the H200's recording) on another GPU: said in the verdict.
+      if (c.scope == Scope::Hopper && gpu && !hopper) device_specific.push_back(key);
       skipped.push_back(std::move(why));
       continue;
     }
@@ -131,6 +149,14 @@ Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& 
       continue;
     }
     const bool ok = !have.is_null() && holds(have, c.op, c.value);
+    if (have.is_null() && gpu_without_peak(c, trace)) {
+      // A percentage of a peak the device table does not know: not measurable here, not wrong.
+      skipped.push_back(
+          fmt::format("{}: no peak known for '{}' (common/core/data/device_peaks.json lists the "
+                      "known GPUs), so only the lesson's relations are judged",
+                      key, trace.devices.front().name));
+      continue;
+    }
     if (have.is_null()) {
       failed.push_back(fmt::format("{} was not measured", key));
     } else if (c.op == Op::Contains || c.op == Op::NotContains) {
@@ -153,6 +179,12 @@ Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& 
   } else {
     f.status = failed.empty() ? Status::Pass : Status::Fail;
     f.verdict = lessons_detail::join(failed.empty() ? held : failed, "; ", "");
+    // Which kind of expectation was applied: on a GPU that is not a Hopper, the relations only.
+    if (!device_specific.empty())
+      f.verdict += fmt::format(
+          "; relations only on {}: {} describe{} Hopper GPUs (the H200's recording), not judged",
+          trace.devices.empty() ? std::string("this GPU") : trace.devices.front().name,
+          lessons_detail::join(device_specific, ", ", ""), device_specific.size() == 1 ? "s" : "");
   }
   return f;
 }
@@ -393,7 +425,11 @@ LessonsReport check_lessons(const TraceModel& m, const LessonSpec& spec, const F
       bool applies = false;
       for (const auto& c : e.pattern.all)
         applies = applies || out_of_scope(c, gpu, hopper, opts.problem).empty();
-      if (applies) {
+      if (applies && no_peak_known(m.trace(), f)) {
+        // A GPU the peak table does not know: the lesson needs its peak, and says so (n/a).
+        f.verdict = "not applicable: no peak known for '" + m.trace().devices.front().name +
+                    "', so only relations are judged here: " + f.explanation;
+      } else if (applies) {
         f.status = Status::Fail;
         f.verdict = "could not be measured, although the lesson applies to this run: " + f.explanation;
       }

@@ -63,7 +63,7 @@ void parse_hints(const json& j, const Where& w, Exercise& e) {
   e.hint = e.hints.front();
 }
 
-// "vary", "gpu_note", "needs_gpu" and "args".
+// "vary", "gpu_note", "needs_gpu", "workload" and "args".
 void parse_run_settings(const json& j, const Where& w, Exercise& e) {
   if (j.contains("vary")) {
     if (!j["vary"].is_object()) w.in("vary").fail("must be an object {\"key\": [choices, ...]}");
@@ -76,6 +76,26 @@ void parse_run_settings(const json& j, const Where& w, Exercise& e) {
   if (j.contains("needs_gpu")) {
     if (!j["needs_gpu"].is_boolean()) w.in("needs_gpu").fail("must be true or false");
     e.needs_gpu = j["needs_gpu"].get<bool>();
+  }
+  if (j.contains("workload")) {
+    const json& wl = j["workload"];
+    if (!wl.is_object()) w.in("workload").fail("must be an object {\"ops\": {...}, \"values\": [...]}");
+    for (const auto& [key, v] : wl.items())
+      if (key != "ops" && key != "values") w.in("workload." + key).fail("unknown key (ops, values)");
+    if (wl.contains("ops")) {
+      if (!wl["ops"].is_object())
+        w.in("workload.ops").fail("must be an object {\"aten::op\": calls per step}");
+      for (const auto& [op, n] : wl["ops"].items())
+        if (!n.is_number_integer() || n.get<int>() < 0)
+          w.in("workload.ops." + op).fail("must be a count of calls per recorded step (0 or more)");
+    }
+    if (wl.contains("values")) {
+      if (!wl["values"].is_array()) w.in("workload.values").fail("must be an array of value names");
+      for (const auto& v : wl["values"])
+        if (!v.is_string() || v.get<std::string>().empty())
+          w.in("workload.values").fail("must be an array of value names");
+    }
+    e.workload = wl;
   }
   if (j.contains("args")) {
     if (!j["args"].is_array()) w.in("args").fail("must be an array of strings");
@@ -123,7 +143,7 @@ Catalog parse_catalog(const std::string& text, const std::string& source) {
         w = w.named(e.id);
         wb::json_known_keys(j,
                             {"id", "name", "chapter", "title", "task", "hints", "hint", "vary", "gpu_note",
-                             "needs_gpu", "args", "checks", "stub_fails"},
+                             "needs_gpu", "args", "checks", "stub_fails", "workload"},
                             w);
         if (e.id.size() < 3 || e.id.rfind("ex", 0) != 0) w.in("id").fail("ids look like \"ex01.1\"");
         e.name = json_text(j, "name", w);

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <random>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -102,15 +104,60 @@ std::string utc_now() {
   return buf;
 }
 
+// The check every run handed a token gets first: the trace was written by this run.
+const Check& fresh_run_check() {
+  static const Check c = [] {
+    Check k;
+    k.fact = "fresh_run";
+    k.pattern.text = "the run is fresh: its trace carries this check's one-time token";
+    k.pattern.why =
+        "each check hands the program a new token, and the harness writes it into trace.json; a copied "
+        "or replayed run carries another one, or none";
+    k.pattern.all = {{"/matches", wb::Condition::Op::Eq, true, wb::Condition::Scope::Any, 0}};
+    return k;
+  }();
+  return c;
+}
+
+// The check of every exercise with a "workload": it ran as the exercise specifies.
+const Check& workload_check() {
+  static const Check c = [] {
+    Check k;
+    k.fact = "workload";
+    k.pattern.text = "the exercise's workload ran as specified: its ops, their counts, its results";
+    k.pattern.why =
+        "the checks below judge the trace of the exercise's workload; a program that deletes or "
+        "neutralises part of it answers a different exercise";
+    k.pattern.all = {{"/ok", wb::Condition::Op::Eq, true, wb::Condition::Scope::Any, 0}};
+    return k;
+  }();
+  return c;
+}
+
+// A new one-time token: 128 random bits, in hex.
+std::string new_token() {
+  std::random_device rd;
+  std::string t;
+  char buf[9];
+  for (int i = 0; i < 4; ++i) {
+    std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(rd()));
+    t += buf;
+  }
+  return t;
+}
+
 }  // namespace
 
-CheckResult judge(const Exercise& e, const fs::path& out_dir, const std::string& student) {
+CheckResult judge(const Exercise& e, const fs::path& out_dir, const std::string& student,
+                  const std::string& token) {
   CheckResult r;
   r.out_dir = out_dir;
   r.student = student;
   RunOutput run = read_run_output(out_dir);
   run.student = student;
   run.variation = variation(e, student);
+  run.workload = e.workload;
+  run.token = token;
   const wb::TraceModel model(run.trace);
   const bool gpu = run.on_gpu();
   r.device = gpu ? "cuda" : "cpu";
@@ -125,6 +172,8 @@ CheckResult judge(const Exercise& e, const fs::path& out_dir, const std::string&
   r.report.source = (out_dir / "trace.json").string();
   r.report.device = gpu ? "GPU" : "CPU only";
   std::vector<const Check*> checks;
+  if (!token.empty()) checks.push_back(&fresh_run_check());
+  if (!e.workload.empty()) checks.push_back(&workload_check());
   if (!e.vary.empty()) checks.push_back(&variation_check());
   for (const auto& c : e.checks) checks.push_back(&c);
   for (const Check* c : checks) {
@@ -202,6 +251,11 @@ bool ready_to_run(const Exercise& e, const CheckOptions& o, CheckResult& r, std:
     }
     device = "cuda";
   }
+  if (!o.program.empty() && !fs::exists(r.program)) {
+    r.outcome = Outcome::Error;
+    r.message = "no program at " + r.program.string() + " (the file given to check)";
+    return false;
+  }
   if (!fs::exists(r.program)) {
     r.outcome = Outcome::Error;
     const std::string target = r.program.filename().string();
@@ -269,10 +323,15 @@ CheckResult check_exercise(const Exercise& e, const CheckOptions& o) {
   r.args = program_args(e, o, device);
   r.student = o.student;
   r.log = o.out_dir / "program.log";
+  // The one-time token, handed to the program in its environment (the child inherits it).
+  const std::string token = o.token.empty() ? new_token() : o.token;
   wb::ChildExit ran;
   try {
+    ::setenv(kRunTokenEnv, token.c_str(), 1);
     ran = wb::run_child(r.program, r.args, {r.log, r.log}, o.timeout_s);
+    ::unsetenv(kRunTokenEnv);
   } catch (const std::exception& ex) {
+    ::unsetenv(kRunTokenEnv);
     r.outcome = Outcome::Error;
     r.message = ex.what();
     return r;
@@ -282,7 +341,7 @@ CheckResult check_exercise(const Exercise& e, const CheckOptions& o) {
   const std::string log = slurp(r.log);
   if (!ran_well(e, o, ran, log, r)) return r;
   try {
-    CheckResult j = judge(e, o.out_dir, o.student);
+    CheckResult j = judge(e, o.out_dir, o.student, token);
     j.program = r.program;
     j.args = r.args;
     j.log = r.log;

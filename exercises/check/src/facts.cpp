@@ -434,7 +434,98 @@ wb::Fact fact_distribution_answer(const RunOutput& run, const wb::TraceModel& m)
   return f;
 }
 
+// ---- fresh_run: the trace carries the one-time token this check handed the program ------------
+wb::Fact fact_fresh_run(const RunOutput& run) {
+  wb::Fact f = start("fresh_run", "A fresh run");
+  const bool found = !run.trace_token.empty();
+  const bool matches = found && run.trace_token == run.token;
+  f.data = {{"found", found}, {"matches", matches}};
+  f.value = !found ? "trace.json carries no run token: the program did not write this trace under this check"
+            : matches ? "trace.json carries this check's one-time token"
+                      : "trace.json carries another run's token (a copied or replayed run)";
+  return f;
+}
+
+// ---- workload: the exercise's ops ran as often as specified, and its values came out right ---
+// Ops: the calls of each named op in every recorded step (each step must run exactly that many).
+// Values: what the harness verified itself (run.json "values": {key: {"ok", "what", "measured"}}).
+wb::Fact fact_workload(const RunOutput& run, const wb::TraceModel& m, const json& spec) {
+  wb::Fact f = start("workload", "The exercise's workload");
+  bool ok = true;
+  json ops = json::object(), values = json::object();
+  std::vector<std::string> said;
+  const json want_ops = spec.value("ops", json::object());
+  if (!want_ops.empty()) {
+    if (m.steps().empty()) return not_measured(std::move(f), "the trace has no ProfilerStep#N ranges");
+    std::map<int, std::map<std::string, long long>> per_step;  // step -> op -> calls
+    for_each_step_op(m, [&](wb::EventIdx, const wb::Event& e) {
+      if (want_ops.contains(e.name)) per_step[m.step_at(e.start_ns)->number][e.name]++;
+    });
+    for (const auto& [op, n] : want_ops.items()) {
+      long long lo = -1, hi = -1;
+      for (const auto& s : m.steps()) {
+        const long long c = per_step[s.number][op];
+        lo = lo < 0 ? c : std::min(lo, c);
+        hi = std::max(hi, c);
+      }
+      const bool good = lo == n.get<long long>() && hi == n.get<long long>();
+      ok = ok && good;
+      ops[op] = {{"want", n}, {"min", lo}, {"max", hi}, {"ok", good}};
+      // Only what is off is named: the ops and counts of a right run can be an exercise's answer.
+      if (!good)
+        said.push_back(op + " x" +
+                       (lo == hi ? std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi)) +
+                       " per step (the exercise runs it x" + n.dump() + ")");
+    }
+    const size_t off = said.size();
+    if (off == 0)
+      said.push_back("the " + std::to_string(want_ops.size()) +
+                     " ops the exercise names ran as often as it specifies");
+  }
+  const json got = run.run.value("values", json::object());
+  for (const auto& key : spec.value("values", json::array())) {
+    const std::string k = key.get<std::string>();
+    const json v = got.is_object() ? got.value(k, json(nullptr)) : json(nullptr);
+    const bool good = v.is_object() && v.value("ok", false);
+    ok = ok && good;
+    values[k] = v.is_null() ? json{{"ok", false}} : v;
+    said.push_back(!v.is_object()
+                       ? k + ": not handed to the harness (run.result(\"" + k + "\", ...) is missing)"
+                       : k + " " + v.value("measured", std::string("?")) +
+                             (good ? "" : " (want: " + v.value("what", std::string("?")) + ")"));
+  }
+  f.data = {{"ok", ok}, {"ops", ops}, {"values", values}};
+  for (const auto& s : said) f.value += (f.value.empty() ? "" : "; ") + s;
+  return f;
+}
+
 }  // namespace
+
+// The harness writes the token first in the file; a tool that rewrites the JSON with sorted
+// keys moves it to the end: the first and the last 4 KiB are read, never the whole trace.
+std::string trace_token(const fs::path& trace) {
+  std::ifstream in(trace, std::ios::binary);
+  constexpr std::streamoff kPart = 4096;
+  std::string text(static_cast<size_t>(kPart), '\0');
+  in.read(text.data(), kPart);
+  text.resize(static_cast<size_t>(in.gcount()));
+  in.clear();
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size > kPart) {
+    std::string tail(static_cast<size_t>(kPart), '\0');
+    in.seekg(std::max(kPart, size - kPart));
+    in.read(tail.data(), kPart);
+    text += tail.substr(0, static_cast<size_t>(in.gcount()));
+  }
+  const std::string key = std::string("\"") + kRunTokenKey + "\"";
+  const size_t at = text.find(key);
+  if (at == std::string::npos) return "";
+  const size_t colon = text.find(':', at + key.size());
+  const size_t open = colon == std::string::npos ? colon : text.find('"', colon);
+  const size_t close = open == std::string::npos ? open : text.find('"', open + 1);
+  return close == std::string::npos ? "" : text.substr(open + 1, close - open - 1);
+}
 
 wb::Problem RunOutput::problem() const {
   wb::Problem p;
@@ -454,14 +545,15 @@ RunOutput read_run_output(const fs::path& dir) {
   r.table = fs::exists(dir / "table.txt") ? slurp(dir / "table.txt") : std::string();
   r.answers = read_json_file(dir / "answer.json");
   r.run = read_json_file(dir / "run.json");
+  r.trace_token = trace_token(trace);
   return r;
 }
 
 const std::vector<std::string_view>& exercise_fact_ids() {
   static const std::vector<std::string_view> kIds = {
-      "table",     "most_called_op",  "dead_window_answer", "steps",         "annotation_ops",
-      "step_ops",  "launches",        "gemm_samples",       "tflops_answer", "cold_setup",
-      "variation", "checksum_answer", "distribution_answer"};
+      "table",     "most_called_op",  "dead_window_answer",  "steps",         "annotation_ops",
+      "step_ops",  "launches",        "gemm_samples",        "tflops_answer", "cold_setup",
+      "variation", "checksum_answer", "distribution_answer", "fresh_run",     "workload"};
   return kIds;
 }
 
@@ -479,6 +571,8 @@ wb::Fact measure(std::string_view id, const RunOutput& run, const wb::TraceModel
   if (id == "variation") return fact_variation(run, m);
   if (id == "checksum_answer") return fact_checksum_answer(run);
   if (id == "distribution_answer") return fact_distribution_answer(run, m);
+  if (id == "fresh_run") return fact_fresh_run(run);
+  if (id == "workload") return fact_workload(run, m, run.workload);
   return wb::compute_fact(id, m, fact_options(run, ann));  // a lesson fact (throws if unknown)
 }
 

@@ -48,6 +48,10 @@ struct Exercise {
   // and the checks compare against ({"var": "key"}). {} : no variation.
   nlohmann::json vary = nlohmann::json::object();
   int stub_fails = -1;  // the check the untouched stub fails (CI proves it); -1: not stated
+  // The workload as the exercise specifies it, checked before anything else: "ops" {name: calls
+  // per recorded step} (every recorded step runs exactly that many), "values" [keys the harness
+  // verified itself, run.json "values"] (exercises/common/reference.cpp). {} : not checked.
+  nlohmann::json workload = nlohmann::json::object();
 };
 
 struct Catalog {

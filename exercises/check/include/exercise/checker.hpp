@@ -37,6 +37,9 @@ struct CheckOptions {
   bool solution = false;          // run <name>_solution
   std::string student;            // "": no variation (the exercise's defaults); else --student NAME
   int timeout_s = 600;
+  // The one-time token handed to the program (environment WORKBOOK_RUN_TOKEN) and looked for in
+  // its trace; "" = a new random one for this check.
+  std::string token;
 };
 
 // One catalog check, judged.
@@ -66,10 +69,13 @@ struct CheckResult {
 // Runs and judges. Never throws for the program's failures (they become Outcome::Error).
 CheckResult check_exercise(const Exercise& e, const CheckOptions& o);
 
-// Judges a run that already happened (its --out folder), as `student`'s: an exercise with a
-// variation first checks that the run is that learner's own (variation.hpp). Throws
-// std::runtime_error when the folder has no readable trace.
-CheckResult judge(const Exercise& e, const std::filesystem::path& out_dir, const std::string& student = "");
+// Judges a run that already happened (its --out folder), as `student`'s. First, before the
+// exercise's own checks: with a `token`, that the trace carries it (a fresh run, not a copy);
+// with a catalog "workload", that the workload ran as specified; with a variation, that the run
+// is that learner's own (variation.hpp). Without a token (a handed-in folder) freshness is not
+// checked. Throws std::runtime_error when the folder has no readable trace.
+CheckResult judge(const Exercise& e, const std::filesystem::path& out_dir, const std::string& student = "",
+                  const std::string& token = "");
 
 // What `exercise check` prints: the checks (as wb::render_lessons shows facts) and the outcome.
 // Never a hint's text: on a failure it says that a hint exists and how to ask for it.

@@ -28,9 +28,20 @@ struct RunOutput {
   // that learner's program must have run (variation.hpp). Facts compare against these.
   std::string student;
   nlohmann::json variation = nlohmann::json::object();
+  nlohmann::json workload = nlohmann::json::object();  // the exercise's "workload" (catalog.hpp)
+  std::string token;        // the one-time token this check handed the program ("" = none)
+  std::string trace_token;  // the token trace.json carries ("workbook_run_token"; "" = none)
   bool on_gpu() const { return run.value("device", "") == "cuda" || trace.has_device_activity(); }
   wb::Problem problem() const;  // N, batch, bytes per element
 };
+
+// The key of trace.json's top level where the exercise harness writes the token that
+// `exercise check` handed the program (environment variable kRunTokenEnv).
+inline constexpr const char* kRunTokenKey = "workbook_run_token";
+inline constexpr const char* kRunTokenEnv = "WORKBOOK_RUN_TOKEN";
+
+// The token a trace file carries at its top level ("" when none, or the file is compressed).
+std::string trace_token(const std::filesystem::path& trace);
 
 // A file's whole content; "" when it cannot be opened (callers that need it check first).
 std::string slurp(const std::filesystem::path& path);
