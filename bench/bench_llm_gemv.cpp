@@ -152,6 +152,22 @@ int main(int argc, char** argv) {
           llmk::gemv(W[c], X[c].view({-1}), y, {}, 1e-5, llmk::Epilogue::Store, {});
         },
         reps);
+    llmk::GemvConfig ov = d;
+    ov.overlap = true;  // each launch starts streaming its weights while the one before finishes
+    double ov_us = 0;
+    try {
+      ov_us = time_us(
+        [&](int i) {
+          const int c = i % copies;
+          torch::Tensor y = Y[c].view({-1});
+          llmk::gemv(W[c], X[c].view({-1}), y, {}, 1e-5, llmk::Epilogue::Store, {}, ov);
+        },
+        reps);
+    } catch (const std::exception& e) {
+      std::printf("overlap: %s\n", e.what());
+    }
+    std::printf("%-8s %6lld %6lld %8.1f | default + overlap      %9.2f %6.1f%% |\n", s.name, static_cast<long long>(s.n),
+                static_cast<long long>(s.k), bytes / 1e6, ov_us, 100 * bytes / (ov_us * 1e-6) / 1e9 / copy_gbps);
     std::printf("%-8s %6lld %6lld %8.1f | default (k_split %d)  %9.2f %6.1f%% | %9.2f %6.1f%% | %.2fx (best: %s, %.1f%%)\n",
                 s.name, static_cast<long long>(s.n), static_cast<long long>(s.k), bytes / 1e6, d.k_split, def_us,
                 100 * bytes / (def_us * 1e-6) / 1e9 / copy_gbps, cublas_us,

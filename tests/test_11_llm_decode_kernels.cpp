@@ -54,7 +54,8 @@ std::pair<torch::Tensor, torch::Tensor> forced_logits(const llm::Config& c, torc
   return {torch::stack(eager), torch::stack(mine)};
 }
 
-const std::vector<llmk::Step> kSteps = {llmk::Step::Gemv, llmk::Step::Fused, llmk::Step::Attention};
+const std::vector<llmk::Step> kSteps = {llmk::Step::Gemv, llmk::Step::Fused, llmk::Step::Attention,
+                                        llmk::Step::Overlap};
 
 }  // namespace
 
@@ -133,6 +134,10 @@ TEST_CASE("the GEMV kernel matches torch::mm on every projection shape", "[ch11]
         CHECK(all_finite(ys));
         CHECK(rel_err(ys, as) < 2e-2);
       }
+      cfg.overlap = true;  // launched to overlap the kernel before it: the same result
+      torch::Tensor yo = torch::full({s.n}, NAN, o);
+      llmk::gemv(W, x, yo, {}, 1e-5, llmk::Epilogue::Store, {}, cfg);
+      CHECK(torch::equal(yo, y));
       CHECK(rel_err(y, torch::roll(ref, 1)) > 0.5);  // the check can fail: a shifted output
     }
   }

@@ -134,6 +134,7 @@ const char* step_name(Step s) {
     case Step::Gemv: return "gemv";
     case Step::Fused: return "fused";
     case Step::Attention: return "attention";
+    case Step::Overlap: return "overlap";
   }
   return "?";
 }
@@ -173,6 +174,8 @@ void Decoder::run() {
   const double eps = c.eps;
   const bool fused = step_ >= Step::Fused, own_attention = step_ >= Step::Attention;
   const torch::Tensor none;
+  GemvConfig gc;
+  gc.overlap = step_ >= Step::Overlap;
   torch::Tensor logits = logits_.view({-1});
   if (fused && kernels_)
     check(embed(model_.embedding().data_ptr(), token_.data_ptr<int64_t>(), x_.data_ptr(), c.dim, stream_of(x_)));
@@ -182,30 +185,30 @@ void Decoder::run() {
   for (size_t l = 0; l < layers.size(); ++l) {
     const llm::Layer& L = layers[l];
     if (fused) {
-      gemv(L.wqkv, x_, qkv_, L.attn_norm, eps, Epilogue::Store, none);  // RMSNorm in the prologue
+      gemv(L.wqkv, x_, qkv_, L.attn_norm, eps, Epilogue::Store, none, gc);  // RMSNorm in the prologue
       rope_kv_write(c, qkv_, model_.rope_cos(), model_.rope_sin_signed(), pos_, q_, cache_.k[l], cache_.v[l]);
     } else {
-      gemv(L.wqkv, at::rms_norm(x_, {c.dim}, L.attn_norm, eps), qkv_, none, eps, Epilogue::Store, none);
+      gemv(L.wqkv, at::rms_norm(x_, {c.dim}, L.attn_norm, eps), qkv_, none, eps, Epilogue::Store, none, gc);
       rope_kv_write_aten(c, qkv_, model_.rope_cos(), model_.rope_sin_signed(), pos_, q_, cache_.k[l], cache_.v[l]);
     }
     if (own_attention)
       attention(c, q_, cache_.k[l], cache_.v[l], pos_, attn_, ws_);
     else
       attention_aten(c, q_, cache_.k[l], cache_.v[l], pos_, attn_);
-    gemv(L.wo, attn_, x_, none, eps, Epilogue::AddResidual, x_);
+    gemv(L.wo, attn_, x_, none, eps, Epilogue::AddResidual, x_, gc);
     if (fused) {
-      gemv(L.w_gate_up, x_, act_, L.mlp_norm, eps, Epilogue::SwiGLU, none);
+      gemv(L.w_gate_up, x_, act_, L.mlp_norm, eps, Epilogue::SwiGLU, none, gc);
     } else {
-      gemv(L.w_gate_up, at::rms_norm(x_, {c.dim}, L.mlp_norm, eps), gu_, none, eps, Epilogue::Store, none);
+      gemv(L.w_gate_up, at::rms_norm(x_, {c.dim}, L.mlp_norm, eps), gu_, none, eps, Epilogue::Store, none, gc);
       torch::mul_out(act_, torch::silu(gu_.narrow(0, 0, c.mlp)), gu_.narrow(0, c.mlp, c.mlp));
     }
-    gemv(L.w_down, act_, x_, none, eps, Epilogue::AddResidual, x_);
+    gemv(L.w_down, act_, x_, none, eps, Epilogue::AddResidual, x_, gc);
   }
   if (fused) {
-    gemv(model_.lm_head(), x_, logits, model_.final_norm(), eps, Epilogue::Store, none);
+    gemv(model_.lm_head(), x_, logits, model_.final_norm(), eps, Epilogue::Store, none, gc);
   } else {
     gemv(model_.lm_head(), at::rms_norm(x_, {c.dim}, model_.final_norm(), eps), logits, none, eps,
-         Epilogue::Store, none);
+         Epilogue::Store, none, gc);
   }
   if (fused && kernels_) {
     check(argmax_next(logits_.data_ptr(), c.vocab, token_.data_ptr<int64_t>(), pos_.data_ptr<int64_t>(),

@@ -50,6 +50,8 @@ enum class Step {
   Gemv = 1,       // the five projections on the GEMV kernel (residual adds in its epilogue)
   Fused = 2,      // + RMSNorm in the GEMVs' prologue, SwiGLU in gate_up's epilogue, RoPE + KV write
   Attention = 3,  // + one-query split-K attention: the whole step on the hand-written kernels
+  Overlap = 4,    // + each GEMV starts streaming its weights while the kernel before it finishes
+                  //   (programmatic dependent launch): the gaps between kernels overlap
 };
 const char* step_name(Step s);
 

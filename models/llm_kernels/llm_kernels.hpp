@@ -31,6 +31,8 @@ enum class Epilogue { Store, AddResidual, SwiGLU };
 struct GemvConfig {
   int k_split = 0;     // warps of a block that share one output's k range (1, 2, 4, 8); 0: by shape
   int max_blocks = 0;  // grid cap (blocks loop over the outputs); 0: the blocks resident at once
+  bool overlap = false;  // programmatic dependent launch: start streaming the weights while the
+                         // previous kernel finishes (Hopper; the read of x waits for it)
 };
 // The k_split and grid chosen for a shape when the config says 0 (measured on the H200:
 // bench/bench_llm_gemv).
