@@ -247,6 +247,7 @@ __global__ void rope_kv_write_kernel(const bf16* __restrict__ qkv, const bf16* _
                                      bf16* __restrict__ q, bf16* __restrict__ kc, bf16* __restrict__ vc, int heads,
                                      int kv_heads, int hd, int64_t capacity) {
   const int64_t pos = *pos_p;
+  if (pos < 0 || pos >= capacity) return;  // past the cache: nothing is written
   const int total = (heads + 2 * kv_heads) * hd;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= total) return;
@@ -299,7 +300,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ unsigned is_last;
   const int kvh = blockIdx.x, chunk = blockIdx.y, chunks = gridDim.y;
   const int group = heads / kv_heads;
-  const int64_t len = *pos_p + 1;
+  const int64_t len = min(*pos_p + 1, capacity);  // (a position past the cache attends to all of it)
   const int valid = static_cast<int>((len + kChunk - 1) / kChunk);
   if (chunk >= valid) return;  // past the position: this block has nothing to read
   const int start = chunk * kChunk;
