@@ -1,8 +1,10 @@
-// Chapter 11's decode kernels (models/llm_kernels) against their ATen equivalents.
+// Chapter 11's decode kernels (models/llm_kernels) against their ATen equivalents, and the chapter.
 //   [ch11][cpu]  the decode step built from the ATen equivalents computes chapter 09's logits
-//                (teacher forcing, tiny config), at every step; a token-off control fails
+//                (teacher forcing, tiny config), at every step; a token-off control fails; the
+//                chapter's CPU edition passes its lessons, and the fused step's fail on gemv's trace
 //   [ch11][gpu]  each kernel against ATen (torch::mm for the GEMV) on the 1b config's shapes and
-//                the tiny config's; the kernel decode step, captured as a CUDA graph, against eager
+//                the tiny config's; the kernel decode step, captured as a CUDA graph, against eager;
+//                the chapter live: each step's lessons pass, and fail on the step before's trace
 #include <torch/cuda.h>
 #include <torch/types.h>
 #undef CHECK
@@ -12,8 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "chapter_runner.hpp"
 #include "decode_kernels.hpp"
 #include "llm.hpp"
+#include "part2_traces.hpp"
+#include "workbook/trace_reader.hpp"
 
 namespace {
 
@@ -203,5 +208,56 @@ TEST_CASE("the kernel decode step, as a CUDA graph, computes eager's logits with
     const auto [eager, off] = forced_logits(c, o, llmk::Step::Attention, 512, 8, true, /*shift=*/1);
     const auto m = llm::compare_logits(eager, off);
     CHECK((m.rel > 0.05 || m.cosine < 0.995));
+  }
+}
+
+namespace {
+const wb::Problem kTiny = wb::Problem::gemm(/*m=*/1, /*k=*/256, /*n=*/256, /*dtype_bytes=*/4);
+const wb::Problem k1b = wb::Problem::gemm(/*m=*/1, /*k=*/2048, /*n=*/2048, /*dtype_bytes=*/2);
+const std::vector<std::string> kVariants = {"graph_fused", "gemv", "fused", "attention", "overlap"};
+}  // namespace
+
+TEST_CASE("chapter 11 CPU edition, live: the ATen equivalents pass; graph_fused is refused", "[ch11][cpu]") {
+  const auto r = chapter_runner::run("11_llm_decode_kernels",
+                                     {"--device", "cpu", "--prompt", "64", "--compare-tokens", "4"}, "cpu");
+  INFO(r.out << r.err);
+  REQUIRE(r.rc == 0);
+  for (const std::string v : {"gemv", "fused", "attention", "overlap"}) {
+    INFO(v);
+    const auto l = part2::variant_lessons(r, v);
+    REQUIRE(l.is_object());
+    CHECK(l["summary"]["failed"] == 0);
+    CHECK(l["summary"]["passed"].get<int>() >= 1);
+  }
+  CHECK(!std::filesystem::exists(r.dir / "graph_fused" / "lessons.json"));
+  // The fused step's lessons fail on the step before's trace: gemv's still has aten::rms_norm.
+  const auto on_gemv = part2::judge(wb::read_trace(r.dir / "gemv" / "trace.json"), "11_llm_decode_kernels/fused",
+                                    kTiny, "decode");
+  CHECK(part2::status(on_gemv, "dispatch_chain") == wb::Status::Fail);
+  const auto g = chapter_runner::run("11_llm_decode_kernels", {"--device", "cpu", "--variant", "graph_fused"},
+                                     "cpu_graph");
+  CHECK(g.rc == 2);
+}
+
+TEST_CASE("chapter 11 live on the GPU: each step passes, and fails on the step before's trace", "[ch11][gpu]") {
+  if (!torch::cuda::is_available() || !llmk::kernels_unavailable(torch::kCUDA, torch::kBFloat16).empty())
+    SKIP("no CUDA device, or the kernels are not in this build");
+  const auto r = chapter_runner::run("11_llm_decode_kernels", {"--compare-tokens", "4"}, "gpu");
+  INFO(r.out << r.err);
+  REQUIRE(r.rc == 0);
+  for (const auto& v : kVariants) {
+    INFO(v);
+    const auto l = part2::variant_lessons(r, v);
+    REQUIRE(l.is_object());
+    CHECK(l["summary"]["failed"] == 0);
+  }
+  for (size_t i = 1; i < kVariants.size(); ++i) {
+    INFO(kVariants[i] << "'s lessons on " << kVariants[i - 1] << "'s trace");
+    const auto before = wb::read_trace(r.dir / kVariants[i - 1] / "trace.json");
+    const auto rep = part2::judge(before, "11_llm_decode_kernels/" + kVariants[i], k1b, "decode");
+    if (kVariants[i] == "overlap")  // the same kernels as attention: no kernel count tells them apart
+      CHECK(part2::status(rep, "work_per_step") == wb::Status::Pass);
+    else
+      CHECK(part2::status(rep, "work_per_step") == wb::Status::Fail);
   }
 }
