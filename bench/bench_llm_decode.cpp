@@ -180,8 +180,9 @@ int main(int argc, char** argv) {
   std::printf("  C++ graph, fused  %8.3f ms/token  %7.1f tokens/s  %5.1f%% of the bound  (%.2fx eager)\n", gf,
               1e3 / gf, 100 * bound_ms / gf, e / gf);
   for (const auto& [name, ms] : steps)
-    std::printf("  C++ kernels, %-9s %8.3f ms/token  %7.1f tokens/s  %5.1f%% of the bound  (%.2fx graph_fused)\n",
-                name.c_str(), ms, 1e3 / ms, 100 * bound_ms / ms, gf / ms);
+    std::printf(
+        "  C++ kernels, %-9s %8.3f ms/token  %7.1f tokens/s  %5.1f%% of the bound  (%.2fx graph_fused)\n",
+        name.c_str(), ms, 1e3 / ms, 100 * bound_ms / ms, gf / ms);
   if (!json_path.empty()) {
     const std::string tmp = json_path + ".tmp";
     {

@@ -52,7 +52,8 @@ double time_us(const std::function<void(int)>& body, int reps) {
     const auto t0 = std::chrono::steady_clock::now();
     graph.replay();
     wb::synchronize_device();
-    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    const double us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     if (r > 0) t.push_back(us / kCalls);
   }
   return median(t);
@@ -72,7 +73,8 @@ int main(int argc, char** argv) {
     if (a == "--reps" && i + 1 < argc) {
       reps = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "bench_llm_gemv: unknown argument '%s'\nusage: bench_llm_gemv [--reps N]\n", a.c_str());
+      std::fprintf(stderr, "bench_llm_gemv: unknown argument '%s'\nusage: bench_llm_gemv [--reps N]\n",
+                   a.c_str());
       return 2;
     }
   }
@@ -97,16 +99,20 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 20; ++i) dst.copy_(src);
   wb::synchronize_device();
   const double copy_gbps = 2.0 * static_cast<double>(src.nbytes()) * 20 /
-                           (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) / 1e9;
+                           (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) /
+                           1e9;
   std::printf("bench_llm_gemv: bf16, M = 1; copy %.0f GB/s (1 GiB, read + write)\n", copy_gbps);
-  std::printf("%-8s %6s %6s %8s | %-22s %9s %7s | %9s %7s | best/cuBLAS\n", "shape", "n", "k", "MB", "kernel (k_split, grid)",
-              "us", "% copy", "cuBLAS us", "% copy");
+  std::printf("%-8s %6s %6s %8s | %-22s %9s %7s | %9s %7s | best/cuBLAS\n", "shape", "n", "k", "MB",
+              "kernel (k_split, grid)", "us", "% copy", "cuBLAS us", "% copy");
   struct Shape {
     const char* name;
     int64_t n, k;
   };
-  const std::vector<Shape> shapes = {
-      {"qkv", 2560, 2048}, {"o", 2048, 2048}, {"gate_up", 11264, 2048}, {"down", 2048, 5632}, {"lm_head", 32000, 2048}};
+  const std::vector<Shape> shapes = {{"qkv", 2560, 2048},
+                                     {"o", 2048, 2048},
+                                     {"gate_up", 11264, 2048},
+                                     {"down", 2048, 5632},
+                                     {"lm_head", 32000, 2048}};
   for (const auto& s : shapes) {
     const double bytes = 2.0 * (s.n * s.k + s.k + s.n);
     const int copies = static_cast<int>(std::max<double>(1, std::ceil(256e6 / bytes)));
@@ -138,7 +144,8 @@ int main(int argc, char** argv) {
             reps);
         const std::string what = "k_split " + std::to_string(ks) + (grid ? ", one trip" : ", resident");
         std::printf("%-8s %6lld %6lld %8.1f | %-22s %9.2f %6.1f%% |\n", s.name, static_cast<long long>(s.n),
-                    static_cast<long long>(s.k), bytes / 1e6, what.c_str(), us, 100 * bytes / (us * 1e-6) / 1e9 / copy_gbps);
+                    static_cast<long long>(s.k), bytes / 1e6, what.c_str(), us,
+                    100 * bytes / (us * 1e-6) / 1e9 / copy_gbps);
         if (us < best_us) {
           best_us = us;
           best = what;
@@ -157,22 +164,25 @@ int main(int argc, char** argv) {
     double ov_us = 0;
     try {
       ov_us = time_us(
-        [&](int i) {
-          const int c = i % copies;
-          torch::Tensor y = Y[c].view({-1});
-          llmk::gemv(W[c], X[c].view({-1}), y, {}, 1e-5, llmk::Epilogue::Store, {}, ov);
-        },
-        reps);
+          [&](int i) {
+            const int c = i % copies;
+            torch::Tensor y = Y[c].view({-1});
+            llmk::gemv(W[c], X[c].view({-1}), y, {}, 1e-5, llmk::Epilogue::Store, {}, ov);
+          },
+          reps);
     } catch (const std::exception& e) {
       std::printf("overlap: %s\n", e.what());
     }
-    std::printf("%-8s %6lld %6lld %8.1f | default + overlap      %9.2f %6.1f%% |\n", s.name, static_cast<long long>(s.n),
-                static_cast<long long>(s.k), bytes / 1e6, ov_us, 100 * bytes / (ov_us * 1e-6) / 1e9 / copy_gbps);
-    std::printf("%-8s %6lld %6lld %8.1f | default (k_split %d)  %9.2f %6.1f%% | %9.2f %6.1f%% | %.2fx (best: %s, %.1f%%)\n",
-                s.name, static_cast<long long>(s.n), static_cast<long long>(s.k), bytes / 1e6, d.k_split, def_us,
-                100 * bytes / (def_us * 1e-6) / 1e9 / copy_gbps, cublas_us,
-                100 * bytes / (cublas_us * 1e-6) / 1e9 / copy_gbps, cublas_us / def_us, best.c_str(),
-                100 * bytes / (best_us * 1e-6) / 1e9 / copy_gbps);
+    std::printf("%-8s %6lld %6lld %8.1f | default + overlap      %9.2f %6.1f%% |\n", s.name,
+                static_cast<long long>(s.n), static_cast<long long>(s.k), bytes / 1e6, ov_us,
+                100 * bytes / (ov_us * 1e-6) / 1e9 / copy_gbps);
+    std::printf(
+        "%-8s %6lld %6lld %8.1f | default (k_split %d)  %9.2f %6.1f%% | %9.2f %6.1f%% | %.2fx (best: %s, "
+        "%.1f%%)\n",
+        s.name, static_cast<long long>(s.n), static_cast<long long>(s.k), bytes / 1e6, d.k_split, def_us,
+        100 * bytes / (def_us * 1e-6) / 1e9 / copy_gbps, cublas_us,
+        100 * bytes / (cublas_us * 1e-6) / 1e9 / copy_gbps, cublas_us / def_us, best.c_str(),
+        100 * bytes / (best_us * 1e-6) / 1e9 / copy_gbps);
   }
   return 0;
 }

@@ -33,8 +33,9 @@ bool all_finite(const torch::Tensor& t) { return torch::isfinite(t.to(torch::kFl
 // Teacher-forced logits of `n` tokens after a prompt: chapter 09's eager decode vs the decoder at
 // `step`. Returns {eager, decoder} stacked; `shift` feeds the decoder the forced tokens one late
 // (the control).
-std::pair<torch::Tensor, torch::Tensor> forced_logits(const llm::Config& c, torch::TensorOptions o, llmk::Step step,
-                                                      int64_t prompt_len, int64_t n, bool graph, int shift = 0) {
+std::pair<torch::Tensor, torch::Tensor> forced_logits(const llm::Config& c, torch::TensorOptions o,
+                                                      llmk::Step step, int64_t prompt_len, int64_t n,
+                                                      bool graph, int shift = 0) {
   const int64_t capacity = prompt_len + n + 8;
   llm::Model model(c, o, /*seed=*/0, capacity);
   const auto prompt = llm::random_prompt(c, 1, prompt_len, /*seed=*/1, o.device());
@@ -93,7 +94,8 @@ TEST_CASE("the ATen GEMV equivalents: residual add and SwiGLU are what they say"
   const auto r = torch::mv(W, x);
   CHECK(rel_err(g, torch::silu(r.narrow(0, 0, 32)) * r.narrow(0, 32, 32)) < 1e-6);
   CHECK(rel_err(g, r.narrow(0, 0, 32)) > 0.1);  // the check can fail
-  CHECK_THROWS_AS(llmk::gemv(W, torch::randn({31}), y, {}, 1e-5, llmk::Epilogue::Store, {}), std::invalid_argument);
+  CHECK_THROWS_AS(llmk::gemv(W, torch::randn({31}), y, {}, 1e-5, llmk::Epilogue::Store, {}),
+                  std::invalid_argument);
 }
 
 // bf16 tolerance for one GEMV against torch::mm's fp32-accumulated result rounded to bf16: both
@@ -107,8 +109,8 @@ TEST_CASE("the GEMV kernel matches torch::mm on every projection shape", "[ch11]
     const char* name;
     int64_t n, k;
   };
-  std::vector<Shape> shapes = {{"qkv", 2560, 2048}, {"o", 2048, 2048},     {"gate_up", 11264, 2048},
-                               {"down", 2048, 5632}, {"lm_head", 32000, 2048}, {"tiny qkv", 512, 256},
+  std::vector<Shape> shapes = {{"qkv", 2560, 2048},     {"o", 2048, 2048},           {"gate_up", 11264, 2048},
+                               {"down", 2048, 5632},    {"lm_head", 32000, 2048},    {"tiny qkv", 512, 256},
                                {"tiny down", 256, 704}, {"tiny lm_head", 4096, 256}, {"odd", 37, 24}};
   torch::manual_seed(4);
   for (const auto& s : shapes) {
@@ -189,7 +191,8 @@ TEST_CASE("RoPE + KV write and one-query attention match ATen (1b and tiny shape
 
 // Chapter 10's bf16 tolerance: 5% of the largest logit and a cosine of 0.995 (after 22 layers
 // in bf16 the two paths round differently); a token-off control fails it.
-TEST_CASE("the kernel decode step, as a CUDA graph, computes eager's logits within bf16 tolerance", "[ch11][gpu]") {
+TEST_CASE("the kernel decode step, as a CUDA graph, computes eager's logits within bf16 tolerance",
+          "[ch11][gpu]") {
   if (!torch::cuda::is_available() || !llmk::kernels_unavailable(torch::kCUDA, torch::kBFloat16).empty())
     SKIP("no CUDA device, or the kernels are not in this build");
   torch::NoGradGuard ng;
@@ -231,15 +234,16 @@ TEST_CASE("chapter 11 CPU edition, live: the ATen equivalents pass; graph_fused 
   }
   CHECK(!std::filesystem::exists(r.dir / "graph_fused" / "lessons.json"));
   // The fused step's lessons fail on the step before's trace: gemv's still has aten::rms_norm.
-  const auto on_gemv = part2::judge(wb::read_trace(r.dir / "gemv" / "trace.json"), "11_llm_decode_kernels/fused",
-                                    kTiny, "decode");
+  const auto on_gemv = part2::judge(wb::read_trace(r.dir / "gemv" / "trace.json"),
+                                    "11_llm_decode_kernels/fused", kTiny, "decode");
   CHECK(part2::status(on_gemv, "dispatch_chain") == wb::Status::Fail);
   const auto g = chapter_runner::run("11_llm_decode_kernels", {"--device", "cpu", "--variant", "graph_fused"},
                                      "cpu_graph");
   CHECK(g.rc == 2);
 }
 
-TEST_CASE("chapter 11 live on the GPU: each step passes, and fails on the step before's trace", "[ch11][gpu]") {
+TEST_CASE("chapter 11 live on the GPU: each step passes, and fails on the step before's trace",
+          "[ch11][gpu]") {
   if (!torch::cuda::is_available() || !llmk::kernels_unavailable(torch::kCUDA, torch::kBFloat16).empty())
     SKIP("no CUDA device, or the kernels are not in this build");
   const auto r = chapter_runner::run("11_llm_decode_kernels", {"--compare-tokens", "4"}, "gpu");

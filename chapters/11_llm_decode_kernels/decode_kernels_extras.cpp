@@ -48,7 +48,8 @@ std::unique_ptr<Variant> make_variant(wb::Run& run, llm::Model& model, const tor
                                       int64_t capacity, const std::string& name) {
   auto v = std::make_unique<Variant>();
   v->name = name;
-  v->kv = std::make_unique<llm::KvCache>(llm::KvCache::preallocated(model.config(), 1, capacity, run.options()));
+  v->kv =
+      std::make_unique<llm::KvCache>(llm::KvCache::preallocated(model.config(), 1, capacity, run.options()));
   const int64_t P = prompt.size(1);
   const torch::Tensor last = prompt.narrow(1, P - 1, 1);
   if (name == "graph_fused") {  // chapter 10's last step: capture first, then prefill
@@ -95,13 +96,15 @@ void compare_to_eager(wb::Run& run, llm::Model& model, const torch::Tensor& prom
   }
   const llm::LogitsMatch m = llm::compare_logits(torch::stack(eager), torch::stack(mine));
   const std::string why = llmk::kernels_unavailable(run.device(), run.options().dtype().toScalarType());
-  run.say(llm::strf("Teacher-forced logits, %lld tokens: chapter 09's eager step vs the last kernel step (%s):\n"
-                    "  max |diff| %.4g = %.3g of the largest logit %.3g; cosine %.6f; argmax agrees on %.1f%%\n",
-                    static_cast<long long>(n), why.empty() ? "hand-written kernels, one CUDA graph" : why.c_str(),
-                    m.max_abs_diff, m.rel, m.max_abs, m.cosine, 100 * m.argmax_agree));
+  run.say(
+      llm::strf("Teacher-forced logits, %lld tokens: chapter 09's eager step vs the last kernel step (%s):\n"
+                "  max |diff| %.4g = %.3g of the largest logit %.3g; cosine %.6f; argmax agrees on %.1f%%\n",
+                static_cast<long long>(n), why.empty() ? "hand-written kernels, one CUDA graph" : why.c_str(),
+                m.max_abs_diff, m.rel, m.max_abs, m.cosine, 100 * m.argmax_agree));
 }
 
-double timed_sweep(wb::Run& run, llm::Model& model, const torch::Tensor& prompt, int64_t capacity, double read_gb) {
+double timed_sweep(wb::Run& run, llm::Model& model, const torch::Tensor& prompt, int64_t capacity,
+                   double read_gb) {
   const double bw = run.on_cuda() ? copy_bandwidth_gbps(run.device()) : 0;
   const double bound_ms = bw > 0 ? read_gb / bw * 1e3 : 0;
   double previous = 0;
@@ -114,7 +117,8 @@ double timed_sweep(wb::Run& run, llm::Model& model, const torch::Tensor& prompt,
     for (int i = 0; i < kTimed; ++i) v->token();
     wb::synchronize_device();
     const double ms = ms_since(t0) / kTimed;
-    std::string line = llm::strf("timed, %d tokens: %-11s %.3f ms/token = %.0f tokens/s", kTimed, name, ms, 1e3 / ms);
+    std::string line =
+        llm::strf("timed, %d tokens: %-11s %.3f ms/token = %.0f tokens/s", kTimed, name, ms, 1e3 / ms);
     if (bound_ms > 0) line += llm::strf(", %.1f%% of the %.3f ms bound", 100 * bound_ms / ms, bound_ms);
     if (previous > 0) line += llm::strf(" (%.2fx the step before)", previous / ms);
     run.say(line + "\n");
@@ -125,13 +129,17 @@ double timed_sweep(wb::Run& run, llm::Model& model, const torch::Tensor& prompt,
 
 std::string napkin(const llm::Config& c, int64_t dtype_bytes, double read_gb, double bw) {
   auto mb = [&](double n, double k) { return n * k * static_cast<double>(dtype_bytes) / 1e6; };
-  auto at = [&](double megabytes) { return bw > 0 ? llm::strf(" = %.2f us", megabytes * 1e6 / (bw * 1e9) * 1e6) : std::string(); };
-  const double qkv = mb(c.qkv_out(), c.dim), o = mb(c.dim, c.dim), gu = mb(2 * c.mlp, c.dim), dn = mb(c.dim, c.mlp),
-               lm = mb(c.vocab, c.dim);
+  auto at = [&](double megabytes) {
+    return bw > 0 ? llm::strf(" = %.2f us", megabytes * 1e6 / (bw * 1e9) * 1e6) : std::string();
+  };
+  const double qkv = mb(c.qkv_out(), c.dim), o = mb(c.dim, c.dim), gu = mb(2 * c.mlp, c.dim),
+               dn = mb(c.dim, c.mlp), lm = mb(c.vocab, c.dim);
   return llm::strf(
-      "Napkin math (%s, batch 1, %lld-byte weights%s): per layer the GEMVs read qkv %.1f MB%s, o %.1f MB%s, gate_up %.1f MB%s, "
+      "Napkin math (%s, batch 1, %lld-byte weights%s): per layer the GEMVs read qkv %.1f MB%s, o %.1f MB%s, "
+      "gate_up %.1f MB%s, "
       "down %.1f MB%s; the LM head %.1f MB%s once per token. A token reads %.3f GB%s.\n",
-      c.name.c_str(), static_cast<long long>(dtype_bytes), bw > 0 ? llm::strf(", at the measured %.0f GB/s copy", bw).c_str() : "", qkv, at(qkv).c_str(), o,
+      c.name.c_str(), static_cast<long long>(dtype_bytes),
+      bw > 0 ? llm::strf(", at the measured %.0f GB/s copy", bw).c_str() : "", qkv, at(qkv).c_str(), o,
       at(o).c_str(), gu, at(gu).c_str(), dn, at(dn).c_str(), lm, at(lm).c_str(), read_gb,
       bw > 0 ? llm::strf(" = %.3f ms", read_gb / bw * 1e3).c_str() : "");
 }

@@ -43,7 +43,8 @@ void compare_to_eager(wb::Run& run, llm::Model& model, const torch::Tensor& prom
 
 // The device copy bandwidth (GB/s, read + write; 0 on a CPU), then kTimed tokens of each wanted
 // variant, ms per token against the bound. Returns the bandwidth.
-double timed_sweep(wb::Run& run, llm::Model& model, const torch::Tensor& prompt, int64_t capacity, double read_gb);
+double timed_sweep(wb::Run& run, llm::Model& model, const torch::Tensor& prompt, int64_t capacity,
+                   double read_gb);
 
 // The model, the bytes a token reads, and per kernel the bytes and the time at the copy rate.
 std::string napkin(const llm::Config& c, int64_t dtype_bytes, double read_gb, double bw);

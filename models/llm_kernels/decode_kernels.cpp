@@ -43,9 +43,11 @@ torch::Tensor rope(const torch::Tensor& x, const torch::Tensor& cos, const torch
 
 std::string kernels_unavailable(torch::Device device, torch::ScalarType dtype) {
   if (!compiled())
-    return "this build has no CUDA compiler (nvcc) or no CUDA LibTorch, so the decode kernels were not built: "
+    return "this build has no CUDA compiler (nvcc) or no CUDA LibTorch, so the decode kernels were not "
+           "built: "
            "their ATen equivalents run instead";
-  if (!device.is_cuda()) return "the decode kernels are CUDA kernels and this run is on the CPU: ATen equivalents run";
+  if (!device.is_cuda())
+    return "the decode kernels are CUDA kernels and this run is on the CPU: ATen equivalents run";
   if (dtype != torch::kBFloat16) return "the decode kernels are written for bf16: ATen equivalents run";
   return {};
 }
@@ -75,9 +77,10 @@ void gemv(const torch::Tensor& W, const torch::Tensor& x, torch::Tensor& y, cons
     throw std::invalid_argument("llmk::gemv: shapes do not match W [n, k]");
   if (!kernels_unavailable(x.device(), x.scalar_type()).empty())
     return gemv_aten(W, x, y, norm_w, eps, epi, residual);
-  TORCH_CHECK(W.is_contiguous() && x.is_contiguous() && y.is_contiguous(), "llmk::gemv: contiguous tensors only");
-  check(llmk::gemv(W.data_ptr(), x.data_ptr(), y.data_ptr(), n, k, ptr_or_null(norm_w), static_cast<float>(eps),
-                   epi, ptr_or_null(residual), stream_of(x), cfg));
+  TORCH_CHECK(W.is_contiguous() && x.is_contiguous() && y.is_contiguous(),
+              "llmk::gemv: contiguous tensors only");
+  check(llmk::gemv(W.data_ptr(), x.data_ptr(), y.data_ptr(), n, k, ptr_or_null(norm_w),
+                   static_cast<float>(eps), epi, ptr_or_null(residual), stream_of(x), cfg));
 }
 
 void rope_kv_write_aten(const llm::Config& c, const torch::Tensor& qkv, const torch::Tensor& cos,
@@ -103,29 +106,34 @@ void rope_kv_write(const llm::Config& c, const torch::Tensor& qkv, const torch::
 }
 
 torch::Tensor attention_workspace(const llm::Config& c, int64_t capacity, torch::Device device) {
-  const int64_t bytes = compiled() ? attention_workspace_bytes(static_cast<int>(c.heads), static_cast<int>(c.kv_heads),
-                                                                static_cast<int>(c.head_dim()), capacity)
-                                   : 0;
+  const int64_t bytes =
+      compiled() ? attention_workspace_bytes(static_cast<int>(c.heads), static_cast<int>(c.kv_heads),
+                                             static_cast<int>(c.head_dim()), capacity)
+                 : 0;
   return torch::zeros({bytes}, torch::TensorOptions().dtype(torch::kUInt8).device(device));
 }
 
 void attention_aten(const llm::Config& c, const torch::Tensor& q, const torch::Tensor& k_cache,
                     const torch::Tensor& v_cache, const torch::Tensor& pos, torch::Tensor& out) {
   const int64_t H = c.heads, hd = c.head_dim(), cap = k_cache.size(2);
-  const torch::Tensor mask =
-      torch::arange(cap, torch::TensorOptions().dtype(torch::kLong).device(q.device())).view({1, cap}).le(pos.view({1, 1}));
-  const torch::Tensor a = torch::scaled_dot_product_attention(q.view({1, H, 1, hd}), k_cache, v_cache, mask, 0.0,
-                                                              false, std::nullopt, /*enable_gqa=*/true);
+  const torch::Tensor mask = torch::arange(cap, torch::TensorOptions().dtype(torch::kLong).device(q.device()))
+                                 .view({1, cap})
+                                 .le(pos.view({1, 1}));
+  const torch::Tensor a = torch::scaled_dot_product_attention(q.view({1, H, 1, hd}), k_cache, v_cache, mask,
+                                                              0.0, false, std::nullopt, /*enable_gqa=*/true);
   out.view({-1}).copy_(a.view({-1}));
 }
 
 void attention(const llm::Config& c, const torch::Tensor& q, const torch::Tensor& k_cache,
-               const torch::Tensor& v_cache, const torch::Tensor& pos, torch::Tensor& out, torch::Tensor& workspace) {
-  if (!kernels_unavailable(q.device(), q.scalar_type()).empty() || k_cache.size(0) != 1 || workspace.numel() == 0)
+               const torch::Tensor& v_cache, const torch::Tensor& pos, torch::Tensor& out,
+               torch::Tensor& workspace) {
+  if (!kernels_unavailable(q.device(), q.scalar_type()).empty() || k_cache.size(0) != 1 ||
+      workspace.numel() == 0)
     return attention_aten(c, q, k_cache, v_cache, pos, out);
-  check(llmk::attention(q.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(), pos.data_ptr<int64_t>(), out.data_ptr(),
-                        static_cast<int>(c.heads), static_cast<int>(c.kv_heads), static_cast<int>(c.head_dim()),
-                        k_cache.size(2), static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim()))),
+  check(llmk::attention(q.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(), pos.data_ptr<int64_t>(),
+                        out.data_ptr(), static_cast<int>(c.heads), static_cast<int>(c.kv_heads),
+                        static_cast<int>(c.head_dim()), k_cache.size(2),
+                        static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim()))),
                         workspace.data_ptr(), stream_of(q)));
 }
 
@@ -178,7 +186,8 @@ void Decoder::run() {
   gc.overlap = step_ >= Step::Overlap;
   torch::Tensor logits = logits_.view({-1});
   if (fused && kernels_)
-    check(embed(model_.embedding().data_ptr(), token_.data_ptr<int64_t>(), x_.data_ptr(), c.dim, stream_of(x_)));
+    check(embed(model_.embedding().data_ptr(), token_.data_ptr<int64_t>(), x_.data_ptr(), c.dim,
+                stream_of(x_)));
   else
     x_.copy_(model_.embedding().index_select(0, token_.view({1})).view({-1}));
   const auto& layers = model_.layers();
@@ -189,7 +198,8 @@ void Decoder::run() {
       rope_kv_write(c, qkv_, model_.rope_cos(), model_.rope_sin_signed(), pos_, q_, cache_.k[l], cache_.v[l]);
     } else {
       gemv(L.wqkv, at::rms_norm(x_, {c.dim}, L.attn_norm, eps), qkv_, none, eps, Epilogue::Store, none, gc);
-      rope_kv_write_aten(c, qkv_, model_.rope_cos(), model_.rope_sin_signed(), pos_, q_, cache_.k[l], cache_.v[l]);
+      rope_kv_write_aten(c, qkv_, model_.rope_cos(), model_.rope_sin_signed(), pos_, q_, cache_.k[l],
+                         cache_.v[l]);
     }
     if (own_attention)
       attention(c, q_, cache_.k[l], cache_.v[l], pos_, attn_, ws_);
@@ -199,7 +209,8 @@ void Decoder::run() {
     if (fused) {
       gemv(L.w_gate_up, x_, act_, L.mlp_norm, eps, Epilogue::SwiGLU, none, gc);
     } else {
-      gemv(L.w_gate_up, at::rms_norm(x_, {c.dim}, L.mlp_norm, eps), gu_, none, eps, Epilogue::Store, none, gc);
+      gemv(L.w_gate_up, at::rms_norm(x_, {c.dim}, L.mlp_norm, eps), gu_, none, eps, Epilogue::Store, none,
+           gc);
       torch::mul_out(act_, torch::silu(gu_.narrow(0, 0, c.mlp)), gu_.narrow(0, c.mlp, c.mlp));
     }
     gemv(L.w_down, act_, x_, none, eps, Epilogue::AddResidual, x_, gc);
@@ -221,7 +232,8 @@ void Decoder::run() {
 
 void Decoder::capture() {
 #ifdef WORKBOOK_WITH_CUDA
-  if (!model_.options().device().is_cuda()) throw std::runtime_error("llmk::Decoder::capture: needs a CUDA device");
+  if (!model_.options().device().is_cuda())
+    throw std::runtime_error("llmk::Decoder::capture: needs a CUDA device");
   auto graph = std::make_shared<at::cuda::CUDAGraph>();
   c10::cuda::device_synchronize();
   {

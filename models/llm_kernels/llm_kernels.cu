@@ -60,8 +60,8 @@ __device__ __forceinline__ float dot8(const uint4& w, const float4& a, const flo
 
 // x (bf16, k) into shared memory as fp32; with norm_w, as eager's RMSNorm rounds it:
 // bf16(bf16(x * rsqrt(mean(x^2) + eps)) * w).
-__device__ void load_x(const bf16* __restrict__ x, const bf16* __restrict__ norm_w, float eps, float* xs, int k,
-                       float* red) {
+__device__ void load_x(const bf16* __restrict__ x, const bf16* __restrict__ norm_w, float eps, float* xs,
+                       int k, float* red) {
   float ss = 0;
   for (int i = threadIdx.x; i < k; i += kThreads) {
     const float v = __bfloat162float(x[i]);
@@ -193,8 +193,8 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <int KSplit, int Epi>
-std::string launch_gemv(const void* W, const void* x, void* y, int n_out, int k, const void* norm_w, float eps,
-                        const void* residual, int max_blocks, bool overlap, cudaStream_t s) {
+std::string launch_gemv(const void* W, const void* x, void* y, int n_out, int k, const void* norm_w,
+                        float eps, const void* residual, int max_blocks, bool overlap, cudaStream_t s) {
   const auto kernel = gemv_kernel<KSplit, Epi>;
   const size_t smem = static_cast<size_t>(k) * sizeof(float);
   if (smem > 48 * 1024) return "gemv: k = " + std::to_string(k) + " needs more than 48 KB of shared memory";
@@ -216,15 +216,16 @@ std::string launch_gemv(const void* W, const void* x, void* y, int n_out, int k,
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   lc.attrs = attr;
   lc.numAttrs = overlap ? 1 : 0;
-  const cudaError_t err = cudaLaunchKernelEx(&lc, kernel, static_cast<const uint4*>(W), static_cast<const bf16*>(x),
-                                             static_cast<bf16*>(y), n_out, k, static_cast<const bf16*>(norm_w), eps,
-                                             static_cast<const bf16*>(residual));
+  const cudaError_t err = cudaLaunchKernelEx(
+      &lc, kernel, static_cast<const uint4*>(W), static_cast<const bf16*>(x), static_cast<bf16*>(y), n_out, k,
+      static_cast<const bf16*>(norm_w), eps, static_cast<const bf16*>(residual));
   return err == cudaSuccess ? std::string() : std::string("gemv launch: ") + cudaGetErrorString(err);
 }
 
 template <int Epi>
-std::string gemv_split(int k_split, const void* W, const void* x, void* y, int n_out, int k, const void* norm_w,
-                       float eps, const void* residual, int max_blocks, bool overlap, cudaStream_t s) {
+std::string gemv_split(int k_split, const void* W, const void* x, void* y, int n_out, int k,
+                       const void* norm_w, float eps, const void* residual, int max_blocks, bool overlap,
+                       cudaStream_t s) {
   switch (k_split) {
     case 1: return launch_gemv<1, Epi>(W, x, y, n_out, k, norm_w, eps, residual, max_blocks, overlap, s);
     case 2: return launch_gemv<2, Epi>(W, x, y, n_out, k, norm_w, eps, residual, max_blocks, overlap, s);
@@ -244,8 +245,8 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 // ---- RoPE + KV-cache write ---------------------------------------------------------------
 __global__ void rope_kv_write_kernel(const bf16* __restrict__ qkv, const bf16* __restrict__ cos,
                                      const bf16* __restrict__ sin_signed, const int64_t* __restrict__ pos_p,
-                                     bf16* __restrict__ q, bf16* __restrict__ kc, bf16* __restrict__ vc, int heads,
-                                     int kv_heads, int hd, int64_t capacity) {
+                                     bf16* __restrict__ q, bf16* __restrict__ kc, bf16* __restrict__ vc,
+                                     int heads, int kv_heads, int hd, int64_t capacity) {
   const int64_t pos = *pos_p;
   if (pos < 0 || pos >= capacity) return;  // past the cache: nothing is written
   const int total = (heads + 2 * kv_heads) * hd;
@@ -273,7 +274,7 @@ struct AttnWorkspace {  // laid out in the caller's buffer
   float* o;             // [KV][chunks][group][64]
   float* m;             // [KV][chunks][group]
   float* l;
-  unsigned* done;       // [KV]: blocks finished (the last resets it)
+  unsigned* done;  // [KV]: blocks finished (the last resets it)
 };
 
 __host__ __device__ inline AttnWorkspace attn_workspace(void* base, int heads, int kv_heads, int chunks) {
@@ -359,7 +360,8 @@ __global__ void __launch_bounds__(kThreads)
   if (!is_last) return;
   __threadfence();
   if (warp < group) {  // lane c holds chunk c's max and sum (chunks <= 32)
-    const int64_t base = static_cast<int64_t>(kvh) * chunks * group + warp;  // slot of chunk c: base + c * group
+    const int64_t base =
+        static_cast<int64_t>(kvh) * chunks * group + warp;  // slot of chunk c: base + c * group
     const float mc = lane < valid ? __ldcg(&ws.m[base + lane * group]) : -FLT_MAX;
     const float mx = warp_max(mc);
     const float f = lane < valid ? __expf(mc - mx) : 0.f;
@@ -369,7 +371,8 @@ __global__ void __launch_bounds__(kThreads)
       float2 ov[8];
 #pragma unroll
       for (int u = 0; u < 8; ++u)
-        if (c0 + u < valid) ov[u] = __ldcg(reinterpret_cast<const float2*>(&ws.o[(base + (c0 + u) * group) * kHd + 2 * lane]));
+        if (c0 + u < valid)
+          ov[u] = __ldcg(reinterpret_cast<const float2*>(&ws.o[(base + (c0 + u) * group) * kHd + 2 * lane]));
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
         const float fc = __shfl_sync(0xffffffffu, f, (c0 + u) & 31);
@@ -469,15 +472,15 @@ std::string gemv(const void* W, const void* x, void* y, int64_t n, int64_t k, co
   return why.empty() ? last_error("gemv launch") : why;
 }
 
-std::string rope_kv_write(const void* qkv, const void* cos, const void* sin_signed, const int64_t* pos, void* q,
-                          void* k_cache, void* v_cache, int heads, int kv_heads, int head_dim, int64_t capacity,
-                          void* stream) {
+std::string rope_kv_write(const void* qkv, const void* cos, const void* sin_signed, const int64_t* pos,
+                          void* q, void* k_cache, void* v_cache, int heads, int kv_heads, int head_dim,
+                          int64_t capacity, void* stream) {
   if (head_dim % 2 != 0) return "rope: odd head_dim";
   const int total = (heads + 2 * kv_heads) * head_dim;
   rope_kv_write_kernel<<<(total + kThreads - 1) / kThreads, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       static_cast<const bf16*>(qkv), static_cast<const bf16*>(cos), static_cast<const bf16*>(sin_signed), pos,
-      static_cast<bf16*>(q), static_cast<bf16*>(k_cache), static_cast<bf16*>(v_cache), heads, kv_heads, head_dim,
-      capacity);
+      static_cast<bf16*>(q), static_cast<bf16*>(k_cache), static_cast<bf16*>(v_cache), heads, kv_heads,
+      head_dim, capacity);
   return last_error("rope_kv_write launch");
 }
 
@@ -499,7 +502,8 @@ std::string attention(const void* q, const void* k_cache, const void* v_cache, c
   const dim3 grid(kv_heads, chunks);
   attention_kernel<<<grid, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       static_cast<const bf16*>(q), static_cast<const bf16*>(k_cache), static_cast<const bf16*>(v_cache), pos,
-      static_cast<bf16*>(out), heads, kv_heads, capacity, scale, attn_workspace(workspace, heads, kv_heads, chunks));
+      static_cast<bf16*>(out), heads, kv_heads, capacity, scale,
+      attn_workspace(workspace, heads, kv_heads, chunks));
   return last_error("attention launch");
 }
 
@@ -511,8 +515,8 @@ std::string embed(const void* table, const int64_t* token, void* x, int64_t dim,
 }
 
 std::string argmax_next(const void* logits, int64_t vocab, int64_t* token, int64_t* pos, void* stream) {
-  argmax_next_kernel<<<1, 1024, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const bf16*>(logits), vocab,
-                                                                        token, pos);
+  argmax_next_kernel<<<1, 1024, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const bf16*>(logits),
+                                                                        vocab, token, pos);
   return last_error("argmax launch");
 }
 

@@ -29,8 +29,8 @@ bool compiled();
 enum class Epilogue { Store, AddResidual, SwiGLU };
 
 struct GemvConfig {
-  int k_split = 0;     // warps of a block that share one output's k range (1, 2, 4, 8); 0: by shape
-  int max_blocks = 0;  // grid cap (blocks loop over the outputs); 0: the blocks resident at once
+  int k_split = 0;       // warps of a block that share one output's k range (1, 2, 4, 8); 0: by shape
+  int max_blocks = 0;    // grid cap (blocks loop over the outputs); 0: the blocks resident at once
   bool overlap = false;  // programmatic dependent launch: start streaming the weights while the
                          // previous kernel finishes (Hopper; the read of x waits for it)
 };
