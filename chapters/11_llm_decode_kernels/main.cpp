@@ -41,8 +41,7 @@ int main(int argc, char** argv) {
     if (!why.empty()) run.say("The kernel steps run their ATen equivalents here: " + why + "\n");
 
     wb11::compare_to_eager(run, model, prompt, capacity, fl);
-    const double bw = wb11::timed_sweep(run, model, prompt, capacity, read_gb);
-    run.say(wb11::napkin(cfg, run.dtype_bytes(), read_gb, bw));
+    const double bw = wb11::timed_sweep(run, model, prompt, capacity, read_gb);  // napkin: in each report
 
     // ---- profiled: each variant, a step being one token ---------------------------------
     int code = 0;
