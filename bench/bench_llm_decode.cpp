@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "llm.hpp"
+#include "decode_kernels.hpp"  // chapter 11: the decode step on hand-written kernels
 #include "llm_graph.hpp"
 #include "workbook/profiler.hpp"  // wb::synchronize_device
 #include "workbook/stats.hpp"     // wb::median
@@ -136,6 +137,30 @@ int main(int argc, char** argv) {
     }
     model.set_fused(false);
   }
+  // Chapter 11: the decode step on the hand-written kernels, one step of it after another, each
+  // captured as a graph (batch 1 only).
+  std::vector<std::pair<std::string, double>> steps;
+  for (const auto step : {llmk::Step::Gemv, llmk::Step::Fused, llmk::Step::Attention, llmk::Step::Overlap}) {
+    auto kv = llm::KvCache::preallocated(cfg, 1, capacity, opts);
+    llmk::Decoder d(model, kv, step);
+    try {
+      d.capture();
+    } catch (const std::exception& e) {
+      std::printf("  C++ kernels, %s: not timed: %s\n", llmk::step_name(step), e.what());
+      continue;
+    }
+    std::vector<double> ms;
+    for (int64_t r = 0; r < repeats + 1; ++r) {
+      const torch::Tensor first = model.prefill(tokens, kv).argmax(-1, true);
+      d.set(first, prompt);
+      wb::synchronize_device();
+      t0 = std::chrono::steady_clock::now();
+      for (int64_t i = 0; i < new_tokens; ++i) d.replay();
+      wb::synchronize_device();
+      if (r > 0) ms.push_back(ms_since(t0) / static_cast<double>(new_tokens));
+    }
+    steps.emplace_back(llmk::step_name(step), wb::median(ms));
+  }
   const double e = wb::median(eager), g = wb::median(graph), gf = wb::median(fused);
   std::printf(
       "bench_llm_decode: %s (%.3f B parameters), batch 1, %lld new tokens after a %lld-token prompt, bf16\n",
@@ -150,13 +175,19 @@ int main(int argc, char** argv) {
               1e3 / g, 100 * bound_ms / g, e / g);
   std::printf("  C++ graph, fused  %8.3f ms/token  %7.1f tokens/s  %5.1f%% of the bound  (%.2fx eager)\n", gf,
               1e3 / gf, 100 * bound_ms / gf, e / gf);
+  for (const auto& [name, ms] : steps)
+    std::printf(
+        "  C++ kernels, %-9s %8.3f ms/token  %7.1f tokens/s  %5.1f%% of the bound  (%.2fx graph_fused)\n",
+        name.c_str(), ms, 1e3 / ms, 100 * bound_ms / ms, gf / ms);
   if (!json_path.empty()) {
     const std::string tmp = json_path + ".tmp";
     {
       std::ofstream f(tmp);
       f << "{\"config\": \"" << cfg.name << "\", \"prompt\": " << prompt << ", \"new_tokens\": " << new_tokens
         << ", \"copy_gbps\": " << bw_gbps << ", \"bound_ms\": " << bound_ms << ", \"cpp_eager_ms\": " << e
-        << ", \"cpp_graph_ms\": " << g << ", \"cpp_graph_fused_ms\": " << gf << "}\n";
+        << ", \"cpp_graph_ms\": " << g << ", \"cpp_graph_fused_ms\": " << gf;
+      for (const auto& [name, ms] : steps) f << ", \"cpp_kernels_" << name << "_ms\": " << ms;
+      f << "}\n";
     }
     std::rename(tmp.c_str(), json_path.c_str());
   }

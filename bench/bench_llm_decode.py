@@ -6,6 +6,8 @@ bf16 weights. Tokens/s at batch 1, N new tokens after a P-token prompt:
   eager                    the decode step as written (attention over cache[:, :, :pos+1])
   reduce-overhead          torch.compile(mode="reduce-overhead", fullgraph=True) of the graph-safe
                            step (position tensor, masked attention over the whole cache)
+  max-autotune             the same with mode="max-autotune" (Inductor tries GEMM configurations;
+                           minutes of compilation; --no-max-autotune skips it)
 The weights differ from the C++ run's (another generator); the shapes, hence the work, are the
 same, and nothing here depends on the values.
 
@@ -96,6 +98,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json")
     ap.add_argument("--no-compile", action="store_true", help="eager only")
+    ap.add_argument("--no-max-autotune", action="store_true",
+                    help="skip torch.compile(mode=\"max-autotune\") (its autotuning takes minutes)")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                     help="cpu: a smoke test of the Python model only (no bound, no graphs)")
     a = ap.parse_args()
@@ -144,25 +148,30 @@ def main():
         def eager_step(tok, pos, p):
             return m(tok, m.arange[p : p + 1], "sliced", p + 1).argmax(-1, keepdim=True)
         res["py_eager_ms"] = timed(eager_step)
-        if not a.no_compile:
+        modes = [] if a.no_compile else ["reduce-overhead"] + ([] if a.no_max_autotune else ["max-autotune"])
+        for mode in modes:
+            key = mode.replace("-", "_")
+            torch._dynamo.reset()  # each mode compiles afresh
+
             def masked(tok, pos):
                 return m(tok, pos, "masked").argmax(-1, keepdim=True)
-            compiled = torch.compile(masked, mode="reduce-overhead", fullgraph=True)
+            compiled = torch.compile(masked, mode=mode, fullgraph=True)
             t = time.perf_counter()
             for _ in range(3):  # compile, record, replay
                 compiled(torch.zeros(1, 1, dtype=torch.long, device=dev), torch.full((1,), a.prompt, device=dev))
             sync()
-            res["compile_s"] = time.perf_counter() - t
+            res[f"compile_{key}_s"] = time.perf_counter() - t
 
-            def compiled_step(tok, pos, p):
+            def compiled_step(tok, pos, p, compiled=compiled):
                 out = compiled(tok, pos).clone()  # the graph's output buffer is reused by the next replay
                 pos.add_(1)
                 return out
-            res["py_reduce_overhead_ms"] = timed(compiled_step)
+            res[f"py_{key}_ms"] = timed(compiled_step)
     print(f"bench_llm_decode.py: {a.config}, batch 1, {a.new_tokens} new tokens after a {a.prompt}-token prompt, "
           f"torch {torch.__version__}")
     print(f"  copy bandwidth {bw:.0f} GB/s; bound {bound_ms:.3f} ms/token")
-    for k, name in (("py_eager_ms", "Python eager"), ("py_reduce_overhead_ms", "Python reduce-overhead")):
+    for k, name in (("py_eager_ms", "Python eager"), ("py_reduce_overhead_ms", "Python reduce-overhead"),
+                    ("py_max_autotune_ms", "Python max-autotune")):
         if k in res:
             print(f"  {name:24s} {res[k]:8.3f} ms/token {1e3 / res[k]:7.1f} tokens/s "
                   f"{100 * bound_ms / res[k]:5.1f}% of the bound")

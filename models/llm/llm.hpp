@@ -86,6 +86,14 @@ class Model {
   int64_t capacity() const { return capacity_; }
   int64_t weight_bytes() const;  // every weight tensor's bytes
 
+  // The weights, read-only, for decode steps built from other kernels (models/llm_kernels).
+  const std::vector<Layer>& layers() const { return layers_; }
+  const torch::Tensor& embedding() const { return embed_; }
+  const torch::Tensor& final_norm() const { return final_norm_; }
+  const torch::Tensor& lm_head() const { return lm_head_; }
+  const torch::Tensor& rope_cos() const { return cos_; }                // [capacity, head_dim]
+  const torch::Tensor& rope_sin_signed() const { return sin_signed_; }  // [-sin, sin]
+
   // Prefill: tokens [B, T] at positions 0..T-1 into the cache (which must be fresh), causal
   // SDPA over the prompt. Returns the logits of the last position [B, vocab].
   torch::Tensor prefill(const torch::Tensor& tokens, KvCache& cache) const;
