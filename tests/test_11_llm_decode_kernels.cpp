@@ -8,16 +8,21 @@
 #include <torch/cuda.h>
 #include <torch/types.h>
 #undef CHECK
+#include <catch2/catch_approx.hpp>
 #include <catch2/catch_test_macros.hpp>
 
 #include <cmath>
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "chapter_runner.hpp"
 #include "decode_kernels.hpp"
 #include "llm.hpp"
+#include "lessons_fixtures.hpp"
 #include "part2_traces.hpp"
+#include "workbook/across.hpp"
 #include "workbook/trace_reader.hpp"
 
 namespace {
@@ -220,6 +225,121 @@ const wb::Problem k1b = wb::Problem::gemm(/*m=*/1, /*k=*/2048, /*n=*/2048, /*dty
 const std::vector<std::string> kVariants = {"graph_fused", "gemv", "fused", "attention", "overlap"};
 }  // namespace
 
+// ---- the lessons across the kernel steps: GPU time per token, on built and recorded traces ---
+
+namespace {
+
+// A variant as a graph replay per step, the way Kineto records it: ProfilerStep#N > decode >
+// cudaGraphLaunch, and on the GPU lane kernels back to back spanning `span_us`.
+wb::VariantRun replay_run(const std::string& name, double span_us) {
+  fixtures::Builder b;
+  b.trace.source = "<synthetic " + name + ">";
+  wb::DeviceProperties d;
+  d.name = "NVIDIA H200";
+  d.compute_major = 9;
+  b.trace.devices.push_back(d);
+  double t = 100;
+  for (int i = 0; i < 3; ++i, t += span_us + 100) {
+    b.cpu(wb::Kind::UserAnnotation, "ProfilerStep#" + std::to_string(2 + i), t, 20);
+    const int64_t ann = b.cpu(wb::Kind::UserAnnotation, "decode", t + 1, 15);
+    b.call(wb::Kind::Runtime, "cudaGraphLaunch", t + 2, 8, ann, "gemv_kernel", span_us / 2,
+           wb::Kind::Kernel, 10);
+    b.call(wb::Kind::Runtime, "cudaGraphLaunch", t + 3, 1, ann, "attention_kernel", span_us / 2,
+           wb::Kind::Kernel, 10);
+  }
+  wb::VariantRun r;
+  r.name = name;
+  r.trace = std::make_shared<const wb::Trace>(std::move(b.trace));
+  r.bytes_per_step = 2.069e9;  // 1b: the weights a token reads
+  r.bandwidth_gbps = 4259;     // the H200's measured copy rate
+  return r;
+}
+
+// The H200 bench's ms per token (docs/bench/llm_decode_kernels_h200.md, run 2) as GPU spans.
+std::vector<wb::VariantRun> h200_steps() {
+  return {replay_run("graph_fused", 1704), replay_run("gemv", 1734), replay_run("fused", 1270),
+          replay_run("attention", 1100), replay_run("overlap", 1068)};
+}
+
+wb::LessonsReport across11(const std::vector<wb::VariantRun>& runs) {
+  const wb::AcrossSpec* spec = wb::find_across_spec("11_llm_decode_kernels");
+  REQUIRE(spec != nullptr);
+  return wb::check_across(*spec, runs, k1b, "decode");
+}
+
+// The lessons in lessons.json's order: which step each one judges.
+enum Lesson { kGemv, kFused, kAttention, kOverlap, kBound, kCpuOps, kLessons };
+
+wb::Status lesson(const std::vector<wb::VariantRun>& runs, Lesson l) {
+  const auto rep = across11(runs);
+  REQUIRE(rep.facts.size() == kLessons);
+  INFO(rep.facts[l].pattern.text << ": " << rep.facts[l].verdict);
+  return rep.facts[l].status;
+}
+
+// The H200 runs with `variant`'s span replaced.
+std::vector<wb::VariantRun> with(const std::string& variant, double span_us) {
+  auto runs = h200_steps();
+  for (auto& r : runs)
+    if (r.name == variant) r = replay_run(variant, span_us);
+  return runs;
+}
+
+}  // namespace
+
+TEST_CASE("ch11 across: the H200's per-token times pass every GPU lesson", "[ch11][cpu]") {
+  const auto rep = across11(h200_steps());
+  REQUIRE(rep.facts.size() == kLessons);
+  for (int l = kGemv; l <= kBound; ++l) {
+    INFO(rep.facts[l].pattern.text << ": " << rep.facts[l].verdict);
+    CHECK(rep.facts[l].status == wb::Status::Pass);
+  }
+  CHECK(rep.facts[kCpuOps].status == wb::Status::NotApplicable);  // a graph replay runs no aten op
+  CHECK(rep.failed == 0);
+  const auto& d = rep.facts[kBound].data;
+  CHECK(d["overlap"]["bound_us"].get<double>() == Catch::Approx(485.8).margin(0.1));  // 2.069 GB / 4259 GB/s
+  CHECK(d["overlap"]["pct_of_bound"].get<double>() == Catch::Approx(45.5).margin(0.1));
+  CHECK(d["gemv_over_fused"].get<double>() == Catch::Approx(1734.0 / 1270).margin(1e-3));
+}
+
+TEST_CASE("ch11 across: each step's lesson fails on the step before's time", "[ch11][cpu]") {
+  // fused, attention: their trace replaced by the step before's (no gain at all).
+  CHECK(lesson(with("fused", 1734), kFused) == wb::Status::Fail);
+  CHECK(lesson(with("attention", 1270), kAttention) == wb::Status::Fail);
+  // overlap has attention's kernels: equal times pass (>= 1.0), 3% slower fails.
+  CHECK(lesson(with("overlap", 1100), kOverlap) == wb::Status::Pass);
+  CHECK(lesson(with("overlap", 1133), kOverlap) == wb::Status::Fail);
+  // gemv: 10% slower than graph_fused fails (the H200 shows 2% slower, which passes).
+  CHECK(lesson(with("gemv", 1880), kGemv) == wb::Status::Fail);
+  // the bound: the last step at graph_fused's time is under 40%; graph_fused at 0.8 ms is over 35%.
+  CHECK(lesson(with("overlap", 1704), kBound) == wb::Status::Fail);
+  CHECK(lesson(with("graph_fused", 800), kBound) == wb::Status::Fail);
+  // no copy rate and no known device: no bound, so that lesson is not applicable, not passed.
+  auto runs = h200_steps();
+  for (auto& r : runs) r.bandwidth_gbps = -1, r.bytes_per_step = -1;
+  CHECK(lesson(runs, kBound) == wb::Status::NotApplicable);
+}
+
+TEST_CASE("ch11 across: the CPU recording: time lessons say why not, the op count holds", "[ch11][cpu]") {
+  const auto dir = chapter_runner::root() / "expected_output" / "cpu" / "11_llm_decode_kernels";
+  std::vector<wb::VariantRun> runs;
+  for (const std::string v : {"gemv", "fused", "attention", "overlap"}) {
+    runs.emplace_back().name = v;
+    runs.back().trace = std::make_shared<const wb::Trace>(wb::read_trace(dir / v / "trace.json"));
+  }
+  const auto rep = across11(runs);
+  REQUIRE(rep.facts.size() == kLessons);
+  for (int l = kGemv; l <= kBound; ++l) {
+    INFO(rep.facts[l].pattern.text << ": " << rep.facts[l].verdict);
+    CHECK(rep.facts[l].status == wb::Status::NotApplicable);
+    CHECK(rep.facts[l].pattern.why.find("On a CPU") != std::string::npos);  // the lesson says why
+  }
+  CHECK(rep.facts[kCpuOps].status == wb::Status::Pass);
+  CHECK(rep.failed == 0);
+  runs[1].trace = runs[0].trace;  // fused's trace replaced by gemv's: the same ops, no fewer
+  CHECK(lesson(runs, kCpuOps) == wb::Status::Fail);
+}
+
 TEST_CASE("chapter 11 CPU edition, live: the ATen equivalents pass; graph_fused is refused", "[ch11][cpu]") {
   const auto r = chapter_runner::run("11_llm_decode_kernels",
                                      {"--device", "cpu", "--prompt", "64", "--compare-tokens", "4"}, "cpu");
@@ -233,6 +353,10 @@ TEST_CASE("chapter 11 CPU edition, live: the ATen equivalents pass; graph_fused 
     CHECK(l["summary"]["passed"].get<int>() >= 1);
   }
   CHECK(!std::filesystem::exists(r.dir / "graph_fused" / "lessons.json"));
+  const auto across = nlohmann::json::parse(proc::slurp(r.dir / "comparison.json"), nullptr, false);
+  REQUIRE(across.is_object());
+  CHECK(across["summary"]["failed"] == 0);
+  CHECK(across["summary"]["passed"].get<int>() >= 1);
   // The fused step's lessons fail on the step before's trace: gemv's still has aten::rms_norm.
   const auto on_gemv = part2::judge(wb::read_trace(r.dir / "gemv" / "trace.json"),
                                     "11_llm_decode_kernels/fused", kTiny, "decode");
@@ -255,6 +379,11 @@ TEST_CASE("chapter 11 live on the GPU: each step passes, and fails on the step b
     REQUIRE(l.is_object());
     CHECK(l["summary"]["failed"] == 0);
   }
+  // Across the steps: every time lesson judged (none n/a) and none failed.
+  const auto across = nlohmann::json::parse(proc::slurp(r.dir / "comparison.json"), nullptr, false);
+  REQUIRE(across.is_object());
+  CHECK(across["summary"]["failed"] == 0);
+  CHECK(across["summary"]["passed"].get<int>() >= 5);
   for (size_t i = 1; i < kVariants.size(); ++i) {
     INFO(kVariants[i] << "'s lessons on " << kVariants[i - 1] << "'s trace");
     const auto before = wb::read_trace(r.dir / kVariants[i - 1] / "trace.json");

@@ -257,6 +257,8 @@ CPU_EXERCISE("ex09.1")
 CPU_EXERCISE("ex09.2")
 GPU_EXERCISE("ex10.1")
 CPU_EXERCISE("ex10.2")
+CPU_EXERCISE("ex11.1")
+CPU_EXERCISE("ex11.2")
 
 TEST_CASE("every exercise of the catalog has its honesty cases, GPU-only ones tagged [gpu]",
           "[exercises][cpu]") {
@@ -1116,6 +1118,8 @@ TEST_CASE("no leaked answers: headers, READMEs, stubs and first hints", "[exerci
       {"ex10.1", "graph->capture_begin();"},
       {"ex10.2",
        "addmm(x, a, w.t())"},  // the op the learner is to find, as a README's exercise title once gave it
+      {"ex11.1", "mv(w, x)"},
+      {"ex11.2", "linear(h, wg)"},
   };
   std::vector<fs::path> read_first = {kRoot / "exercises" / "common" / "exercise.hpp",
                                       kRoot / "exercises" / "README.md", kRoot / "README.md"};

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
 
     // ---- profiled: each variant, a step being one token ---------------------------------
     int code = 0;
+    std::vector<wb::VariantRun> runs;  // for the lessons across variants: which step pays
     for (const std::string name : {"graph_fused", "gemv", "fused", "attention", "overlap"}) {
       if (!run.wants(name) || (name == "graph_fused" && !run.on_cuda())) continue;  // (refused above)
       auto v = wb11::make_variant(run, model, prompt, capacity, name);  // captured before profiling
@@ -66,8 +67,13 @@ int main(int argc, char** argv) {
       ro.annotation = "decode";
       ro.problem = wb::Problem::gemm(/*m=*/1, /*k=*/cfg.dim, /*n=*/cfg.dim, run.dtype_bytes());
       ro.napkin = [&](const std::string&) { return wb11::napkin(cfg, run.dtype_bytes(), read_gb, bw); };
-      code = std::max(code, run.exit_code(run.report(prof.results().back(), ro)));
+      const wb::RunOutputs o = run.report(prof.results().back(), ro);
+      runs.emplace_back().name = name;  // its trace, and the bytes a token reads at the copy rate
+      runs.back().trace = o.trace_data;
+      runs.back().bytes_per_step = read_gb * 1e9;
+      runs.back().bandwidth_gbps = bw > 0 ? bw : -1;  // the copy rate the sweep measured
+      code = std::max(code, run.exit_code(o));
     }
-    return code;
+    return std::max(code, run.report_across(runs, "decode"));  // out/.../comparison.txt
   });
 }

@@ -104,9 +104,16 @@ VariantSummary summarize_variant(const VariantRun& r, const std::string& annotat
     if (auto k = step_of(m, d, slot)) work[*k].push_back(d);
 
   if (!device.empty()) {
-    std::vector<double> busy, copy_us;
+    std::vector<double> busy, copy_us, spans;
     std::vector<int> kernels;
     for (const auto& w : work) {
+      int64_t first = 0, last = 0;
+      for (EventIdx d : w) {
+        const Event& e = m.at(d);
+        first = d == w.front() ? e.start_ns : std::min(first, e.start_ns);
+        last = d == w.front() ? e.start_ns + e.dur_ns : std::max(last, e.start_ns + e.dur_ns);
+      }
+      if (!w.empty()) spans.push_back((last - first) / 1e3);
       double b = 0;
       int nk = 0;
       bool dtod = false, counted = false;
@@ -129,6 +136,7 @@ VariantSummary summarize_variant(const VariantRun& r, const std::string& annotat
       kernels.push_back(nk);
     }
     s.gpu_us = median(busy);
+    if (!spans.empty()) s.gpu_span_us = median(spans);
     s.kernels = median_count(kernels);
     if (!copy_us.empty()) s.memcpy_us = median(copy_us);
     for (EventIdx d : work.back()) s.sequence.push_back(shorten(m.at(d).name));
@@ -277,6 +285,63 @@ std::string cpu_per_step(const Across& in, Fact& f) {
   return f.data.empty() ? "no variant was timed" : "";
 }
 
+// "A/B" split into its two names ("" and "" when it is not a ratio).
+std::pair<std::string, std::string> ratio_names(const std::string& ratio) {
+  const auto slash = ratio.find('/');
+  if (slash == std::string::npos) return {"", ""};
+  return {ratio.substr(0, slash), ratio.substr(slash + 1)};
+}
+
+// 4b. GPU time per profiled step: the span of its device work (a CUDA graph's replay: first
+// kernel start to last kernel end), its share of the read bound, the aten ops per step.
+// variants: the span ratios to compute, "A/B" (data "A_over_B": A's span over B's).
+std::string gpu_per_step(const Across& in, Fact& f) {
+  std::ostringstream v;
+  double gbps = -1;
+  for (const auto& r : in.runs) {
+    if (!r.unavailable.empty() || !in.sum.count(r.name)) continue;
+    const VariantSummary& s = in.sum.at(r.name);
+    json d = {{"aten_ops", s.aten_ops}, {"profiled_step_us", s.step_us}};
+    if (s.gpu_span_us > 0) {
+      d["gpu_span_us"] = s.gpu_span_us;
+      d["gpu_busy_us"] = s.gpu_us;
+      v << (v.tellp() > 0 ? ", " : "") << r.name << " " << us(s.gpu_span_us) << " us";
+      gbps = r.bandwidth_gbps;
+      if (gbps <= 0 && r.trace && !r.trace->devices.empty())
+        if (const DevicePeak* p = find_peak(r.trace->devices.front().name)) gbps = p->mem_tbps * 1e3;
+      if (r.bytes_per_step > 0 && gbps > 0) {
+        const double bound_us = r.bytes_per_step / (gbps * 1e9) * 1e6;
+        d["bound_us"] = bound_us;
+        d["pct_of_bound"] = 100 * bound_us / s.gpu_span_us;
+        v << " (" << fixed(100 * bound_us / s.gpu_span_us, 1) << "% of " << us(bound_us) << ")";
+      }
+    }
+    f.data[r.name] = d;
+  }
+  for (const auto& ratio : in.variants) {
+    const auto [a, b] = ratio_names(ratio);
+    if (f.data.contains(a) && f.data.contains(b) && f.data[a].contains("gpu_span_us") &&
+        f.data[b].contains("gpu_span_us")) {
+      const double q = f.data[a]["gpu_span_us"].get<double>() / f.data[b]["gpu_span_us"].get<double>();
+      f.data[a + "_over_" + b] = q;
+      v << "; " << a << "/" << b << " = " << fixed(q, 2) << "x";
+    }
+  }
+  if (f.data.empty()) return "no variant was profiled";
+  if (v.tellp() == 0) {
+    f.value = "no device work in these traces";
+    return "";  // the conditions that need a GPU are out of scope here; the others are judged
+  }
+  f.value = "median GPU span per profiled step: " + v.str();
+  for (const auto& r : in.runs)
+    if (f.data.contains(r.name) && f.data[r.name].contains("bound_us")) {
+      f.evidence.push_back("bound: " + fixed(r.bytes_per_step / 1e9, 3) + " GB read per step at " +
+                           fixed(gbps, 0) + " GB/s = " + us(f.data[r.name]["bound_us"].get<double>()) + " us");
+      break;
+    }
+  return "";
+}
+
 // 5. A compiled runner waits for its previous run. variants: the variant that runs it.
 std::string runner_waits(const Across& in, Fact& f) {
   const std::string& name = in.variants.front();
@@ -340,6 +405,10 @@ const std::vector<AcrossFact>& across_facts() {
        "the CPU pays per op and per launch; a graph replay pays once per step, the "
        "AOTI runner adds its own bookkeeping (and waits, see below)",
        cpu_per_step, 0},
+      {"gpu_per_step", "GPU time per step: which step pays",
+       "the span of a step's device work is the time a token costs the GPU; against the time "
+       "its bytes take at the copy rate it says how much of each step is not reading weights",
+       gpu_per_step, 0},
       {"aoti_waits", "The AOTI runner checks on its previous run every step",
        "with one runner the CPU cannot queue step i+1 before step i finished: CPU and "
        "GPU take turns (num_runners > 1 lets them overlap)",
@@ -401,10 +470,10 @@ AcrossSpec parse_across_spec(const json& j, const std::string& source, const std
         }
         if (lesson.variants.size() < af->min_variants)
           w.in("variants").fail("'" + lesson.fact + "' needs the variants it reads");
-        if (lesson.fact == "cpu_per_step")
+        if (lesson.fact == "cpu_per_step" || lesson.fact == "gpu_per_step")
           for (const auto& v : lesson.variants)
             if (v.find('/') == std::string::npos || v.front() == '/' || v.back() == '/')
-              w.in("variants").fail("'" + v + "': cpu_per_step's variants are ratios \"A/B\"");
+              w.in("variants").fail("'" + v + "': " + lesson.fact + "'s variants are ratios \"A/B\"");
         // The pattern's own form (workbook/pattern_json.hpp), with "when" and "value_at" read here.
         json pattern = {{"text", l.value("text", json())}, {"all", json::array()}};
         if (l.contains("why")) pattern["why"] = l["why"];

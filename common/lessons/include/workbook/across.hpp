@@ -34,6 +34,8 @@ struct VariantRun {
   int census_steps = 0;               // how many steps the census counted
   std::string census_note;            // why there is no census, when there is none
   std::string generated_call;         // aoti: the line of the generated wrapper that does the work
+  double bytes_per_step = -1;          // bytes a step must read at least (-1: not given)
+  double bandwidth_gbps = -1;          // the rate they can be read at, GB/s (-1: the device's peak)
 };
 
 // The census's typical step counted as a Kineto trace would record it: kineto_visible on each
@@ -47,6 +49,7 @@ struct VariantSummary {
   int steps = 0;
   double step_us = -1;           // ProfilerStep width (CPU, profiled)
   double gpu_us = -1;            // device busy time: kernels + copies + memsets; -1: no GPU lane
+  double gpu_span_us = -1;       // first start to last end of the step's device work; -1: none
   std::vector<std::string> ops;  // aten ops under the annotation, "aten::mm x1"
   int matmul = 0, mm = 0, add = 0, addmm = 0, aten_ops = 0;  // calls per step
   int kernels = 0;                                           // kernels per step
@@ -66,6 +69,8 @@ VariantSummary summarize_variant(const VariantRun& r, const std::string& annotat
 //   launches          Kineto's launch, graph-launch, copy and memset calls per step (per variant)
 //   same_gemm         kernels per step, a DtoD copy before the GEMM, the GEMM's name (per variant)
 //   cpu_per_step      unprofiled CPU time per step, and the ratios "variants" names ("A/B")
+//   gpu_per_step      GPU span per profiled step, % of the read bound (bytes_per_step at
+//                     bandwidth_gbps), aten ops per step, and the span ratios "variants" names
 //   aoti_waits        the event queries and waits per step of the variant "variants" names
 //   census_vs_kineto  whether the CUPTI census counts what the trace shows (per variant)
 // A condition with "when" is judged only where the fact's data has every pointer it names (the
