@@ -13,7 +13,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -231,7 +233,9 @@ namespace {
 
 // A variant as a graph replay per step, the way Kineto records it: ProfilerStep#N > decode >
 // cudaGraphLaunch, and on the GPU lane kernels back to back spanning `span_us`.
-wb::VariantRun replay_run(const std::string& name, double span_us) {
+// `gemvs` (label, us): a layer's GEMVs and the LM head instead, back to back, with their bytes.
+wb::VariantRun replay_run(const std::string& name, double span_us,
+                          const std::vector<std::pair<std::string, double>>& gemvs = {}) {
   fixtures::Builder b;
   b.trace.source = "<synthetic " + name + ">";
   wb::DeviceProperties d;
@@ -242,23 +246,49 @@ wb::VariantRun replay_run(const std::string& name, double span_us) {
   for (int i = 0; i < 3; ++i, t += span_us + 100) {
     b.cpu(wb::Kind::UserAnnotation, "ProfilerStep#" + std::to_string(2 + i), t, 20);
     const int64_t ann = b.cpu(wb::Kind::UserAnnotation, "decode", t + 1, 15);
-    b.call(wb::Kind::Runtime, "cudaGraphLaunch", t + 2, 8, ann, "gemv_kernel", span_us / 2,
-           wb::Kind::Kernel, 10);
-    b.call(wb::Kind::Runtime, "cudaGraphLaunch", t + 3, 1, ann, "attention_kernel", span_us / 2,
-           wb::Kind::Kernel, 10);
+    if (gemvs.empty()) {
+      b.call(wb::Kind::Runtime, "cudaGraphLaunch", t + 2, 8, ann, "gemv_kernel", span_us / 2,
+             wb::Kind::Kernel, 10);
+      b.call(wb::Kind::Runtime, "cudaGraphLaunch", t + 3, 1, ann, "attention_kernel", span_us / 2,
+             wb::Kind::Kernel, 10);
+    }
+    double rest = span_us;  // the rest of the span: one other kernel after the GEMVs
+    for (size_t g = 0; g < gemvs.size(); ++g) {
+      b.call(wb::Kind::Runtime, "cudaGraphLaunch", t + 2 + 0.1 * static_cast<double>(g), 0.05, ann,
+             "void llmk::gemv_kernel<1, true>(...)", gemvs[g].second, wb::Kind::Kernel, 10);
+      rest -= gemvs[g].second;
+    }
+    if (!gemvs.empty())
+      b.call(wb::Kind::Runtime, "cudaGraphLaunch", t + 3, 0.05, ann, "attention_kernel", rest,
+             wb::Kind::Kernel, 10);
   }
   wb::VariantRun r;
   r.name = name;
   r.trace = std::make_shared<const wb::Trace>(std::move(b.trace));
   r.bytes_per_step = 2.069e9;  // 1b: the weights a token reads
   r.bandwidth_gbps = 4259;     // the H200's measured copy rate
+  const llm::Config c = llm::config("1b");
+  const std::map<std::string, std::pair<int64_t, int64_t>> shape = {{"qkv", {c.qkv_out(), c.dim}},
+                                                                    {"o", {c.dim, c.dim}},
+                                                                    {"gate_up", {2 * c.mlp, c.dim}},
+                                                                    {"down", {c.dim, c.mlp}},
+                                                                    {"lm_head", {c.vocab, c.dim}}};
+  for (const auto& [label, us] : gemvs) {
+    const auto [n, k] = shape.at(label);
+    r.kernel_bytes.emplace_back(label, static_cast<double>((n * k + n + k) * 2));
+  }
   return r;
+}
+
+// One layer's GEMVs and the LM head at the H200 bench's durations (run 2, default, no overlap).
+std::vector<std::pair<std::string, double>> h200_gemvs(double lm_head_us = 34.12) {
+  return {{"qkv", 5.99}, {"o", 5.10}, {"gate_up", 14.97}, {"down", 10.20}, {"lm_head", lm_head_us}};
 }
 
 // The H200 bench's ms per token (docs/bench/llm_decode_kernels_h200.md, run 2) as GPU spans.
 std::vector<wb::VariantRun> h200_steps() {
   return {replay_run("graph_fused", 1704), replay_run("gemv", 1734), replay_run("fused", 1270),
-          replay_run("attention", 1100), replay_run("overlap", 1068)};
+          replay_run("attention", 1100, h200_gemvs()), replay_run("overlap", 1068)};
 }
 
 wb::LessonsReport across11(const std::vector<wb::VariantRun>& runs) {
@@ -268,7 +298,7 @@ wb::LessonsReport across11(const std::vector<wb::VariantRun>& runs) {
 }
 
 // The lessons in lessons.json's order: which step each one judges.
-enum Lesson { kGemv, kFused, kAttention, kOverlap, kBound, kCpuOps, kLessons };
+enum Lesson { kGemv, kFused, kAttention, kOverlap, kBound, kRates, kCpuOps, kLessons };
 
 wb::Status lesson(const std::vector<wb::VariantRun>& runs, Lesson l) {
   const auto rep = across11(runs);
@@ -281,7 +311,9 @@ wb::Status lesson(const std::vector<wb::VariantRun>& runs, Lesson l) {
 std::vector<wb::VariantRun> with(const std::string& variant, double span_us) {
   auto runs = h200_steps();
   for (auto& r : runs)
-    if (r.name == variant) r = replay_run(variant, span_us);
+    if (r.name == variant)
+      r = replay_run(variant, span_us,
+                     variant == "attention" ? h200_gemvs() : std::vector<std::pair<std::string, double>>{});
   return runs;
 }
 
@@ -290,7 +322,7 @@ std::vector<wb::VariantRun> with(const std::string& variant, double span_us) {
 TEST_CASE("ch11 across: the H200's per-token times pass every GPU lesson", "[ch11][cpu]") {
   const auto rep = across11(h200_steps());
   REQUIRE(rep.facts.size() == kLessons);
-  for (int l = kGemv; l <= kBound; ++l) {
+  for (int l = kGemv; l <= kRates; ++l) {
     INFO(rep.facts[l].pattern.text << ": " << rep.facts[l].verdict);
     CHECK(rep.facts[l].status == wb::Status::Pass);
   }
@@ -300,6 +332,20 @@ TEST_CASE("ch11 across: the H200's per-token times pass every GPU lesson", "[ch1
   CHECK(d["overlap"]["bound_us"].get<double>() == Catch::Approx(485.8).margin(0.1));  // 2.069 GB / 4259 GB/s
   CHECK(d["overlap"]["pct_of_bound"].get<double>() == Catch::Approx(45.5).margin(0.1));
   CHECK(d["gemv_over_fused"].get<double>() == Catch::Approx(1734.0 / 1270).margin(1e-3));
+  const auto& g = rep.facts[kRates].data["attention"];  // the bench's % of the copy, within 0.5
+  CHECK(g["lm_head"]["pct_of_copy"].get<double>() == Catch::Approx(90.3).margin(0.5));
+  CHECK(g["qkv"]["pct_of_copy"].get<double>() == Catch::Approx(41.2).margin(0.5));
+  CHECK(g["steps_matched"] == 3);
+}
+
+TEST_CASE("ch11 across: the GEMV rates fail on a slow LM head, or a step whose GEMVs do not match",
+          "[ch11][cpu]") {
+  auto runs = h200_steps();
+  runs[3] = replay_run("attention", 1100, h200_gemvs(/*lm_head_us=*/45));  // 68% of the copy rate
+  CHECK(lesson(runs, kRates) == wb::Status::Fail);
+  runs[3] = replay_run("attention", 1100, h200_gemvs());
+  runs[3].kernel_bytes.pop_back();  // the chapter's list one GEMV short: no step matches
+  CHECK(lesson(runs, kRates) == wb::Status::Fail);
 }
 
 TEST_CASE("ch11 across: each step's lesson fails on the step before's time", "[ch11][cpu]") {
@@ -329,7 +375,7 @@ TEST_CASE("ch11 across: the CPU recording: time lessons say why not, the op coun
   }
   const auto rep = across11(runs);
   REQUIRE(rep.facts.size() == kLessons);
-  for (int l = kGemv; l <= kBound; ++l) {
+  for (int l = kGemv; l <= kRates; ++l) {
     INFO(rep.facts[l].pattern.text << ": " << rep.facts[l].verdict);
     CHECK(rep.facts[l].status == wb::Status::NotApplicable);
     CHECK(rep.facts[l].pattern.why.find("On a CPU") != std::string::npos);  // the lesson says why

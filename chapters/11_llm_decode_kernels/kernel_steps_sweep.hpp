@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "decode_kernels.hpp"
 #include "llm.hpp"
@@ -45,6 +47,10 @@ void compare_to_eager(wb::Run& run, llm::Model& model, const torch::Tensor& prom
 // variant, ms per token against the bound. Returns the bandwidth.
 double timed_sweep(wb::Run& run, llm::Model& model, const torch::Tensor& prompt, int64_t capacity,
                    double read_gb);
+
+// A token's GEMVs in launch order, each labelled (qkv, o, gate_up, down per layer, then
+// lm_head) with the bytes it moves: weights and x read, y written.
+std::vector<std::pair<std::string, double>> gemv_bytes(const llm::Config& c, int64_t dtype_bytes);
 
 // The model, the bytes a token reads, and per kernel the bytes and the time at the copy rate.
 std::string napkin(const llm::Config& c, int64_t dtype_bytes, double read_gb, double bw);

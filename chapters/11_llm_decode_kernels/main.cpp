@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
       runs.back().trace = o.trace_data;
       runs.back().bytes_per_step = read_gb * 1e9;
       runs.back().bandwidth_gbps = bw > 0 ? bw : -1;  // the copy rate the sweep measured
+      runs.back().kernel_bytes = wb11::gemv_bytes(cfg, run.dtype_bytes());  // each GEMV's GB/s
       code = std::max(code, run.exit_code(o));
     }
     return std::max(code, run.report_across(runs, "decode"));  // out/.../comparison.txt

@@ -336,7 +336,70 @@ std::string gpu_per_step(const Across& in, Fact& f) {
   for (const auto& r : in.runs)
     if (f.data.contains(r.name) && f.data[r.name].contains("bound_us")) {
       f.evidence.push_back("bound: " + fixed(r.bytes_per_step / 1e9, 3) + " GB read per step at " +
-                           fixed(gbps, 0) + " GB/s = " + us(f.data[r.name]["bound_us"].get<double>()) + " us");
+                           fixed(gbps, 0) + " GB/s = " + us(f.data[r.name]["bound_us"].get<double>()) +
+                           " us");
+      break;
+    }
+  return "";
+}
+
+// 4c. The rate of chosen kernels: each run's kernels whose name contains variants[0], per
+// profiled step in start order, matched one to one with its kernel_bytes (a step with another
+// count is left out and counted); per label the median GB/s and its % of bandwidth_gbps.
+std::string kernel_rates(const Across& in, Fact& f) {
+  const std::string& pattern = in.variants.front();
+  std::ostringstream v;
+  bool any_device = false;
+  for (const auto& r : in.runs) {
+    if (!r.unavailable.empty() || !r.trace || r.kernel_bytes.empty()) continue;
+    const TraceModel m(*r.trace);
+    std::map<int, std::vector<EventIdx>> per_step;  // step number -> its kernels, in start order
+    std::vector<EventIdx> kernels;
+    for (EventIdx i = 0; i < m.trace().events.size(); ++i)
+      if (m.at(i).kind == Kind::Kernel) {
+        any_device = true;
+        if (m.at(i).name.find(pattern) != std::string::npos) kernels.push_back(i);
+      }
+    std::sort(kernels.begin(), kernels.end(),
+              [&](EventIdx a, EventIdx b) { return m.at(a).start_ns < m.at(b).start_ns; });
+    for (EventIdx k : kernels) {
+      const auto l = m.launcher(k);
+      if (const StepWindow* s = m.step_at(l ? m.at(*l).start_ns : m.at(k).start_ns))
+        per_step[s->number].push_back(k);
+    }
+    std::map<std::string, std::vector<double>> gbps;
+    int matched = 0, other = 0;
+    for (const auto& [step, ks] : per_step) {
+      if (ks.size() != r.kernel_bytes.size()) {
+        other++;
+        continue;
+      }
+      matched++;
+      for (size_t i = 0; i < ks.size(); ++i)
+        if (m.at(ks[i]).dur_ns > 0)
+          gbps[r.kernel_bytes[i].first].push_back(r.kernel_bytes[i].second /
+                                                  m.at(ks[i]).dur_ns);  // B/ns = GB/s
+    }
+    json d = {{"steps_matched", matched}, {"steps_other_count", other}};
+    v << (v.tellp() > 0 ? "; " : "") << r.name << ":";
+    for (const auto& [label, rates] : gbps) {
+      const double g = median(rates);
+      d[label] = {{"gbps", g}, {"calls", rates.size()}};
+      v << " " << label << " " << fixed(g, 0) << " GB/s";
+      if (r.bandwidth_gbps > 0) {
+        d[label]["pct_of_copy"] = 100 * g / r.bandwidth_gbps;
+        v << " (" << fixed(100 * g / r.bandwidth_gbps, 1) << "%)";
+      }
+    }
+    if (gbps.empty()) v << " no step with " << r.kernel_bytes.size() << " kernels named *" << pattern << "*";
+    f.data[r.name] = d;
+  }
+  if (!any_device) return "no kernel in these traces: nothing to time";
+  if (f.data.empty()) return "no profiled run names the bytes of its kernels";
+  f.value = "median rate per kernel (bytes moved / duration): " + v.str();
+  for (const auto& r : in.runs)
+    if (r.bandwidth_gbps > 0) {
+      f.evidence.push_back("copy rate " + fixed(r.bandwidth_gbps, 0) + " GB/s (read + write)");
       break;
     }
   return "";
@@ -409,6 +472,10 @@ const std::vector<AcrossFact>& across_facts() {
        "the span of a step's device work is the time a token costs the GPU; against the time "
        "its bytes take at the copy rate it says how much of each step is not reading weights",
        gpu_per_step, 0},
+      {"kernel_rates", "Kernel rates: bytes over time, against the copy",
+       "a memory-bound kernel's bytes over its duration; near the copy rate it is as fast as "
+       "its bytes allow, well under it the time goes to starting, ramping up and draining",
+       kernel_rates, 1},
       {"aoti_waits", "The AOTI runner checks on its previous run every step",
        "with one runner the CPU cannot queue step i+1 before step i finished: CPU and "
        "GPU take turns (num_runners > 1 lets them overlap)",

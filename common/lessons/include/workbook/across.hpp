@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "workbook/cupti_census.hpp"
@@ -34,8 +35,11 @@ struct VariantRun {
   int census_steps = 0;               // how many steps the census counted
   std::string census_note;            // why there is no census, when there is none
   std::string generated_call;         // aoti: the line of the generated wrapper that does the work
-  double bytes_per_step = -1;          // bytes a step must read at least (-1: not given)
-  double bandwidth_gbps = -1;          // the rate they can be read at, GB/s (-1: the device's peak)
+  double bytes_per_step = -1;         // bytes a step must read at least (-1: not given)
+  double bandwidth_gbps = -1;         // the rate they can be read at, GB/s (-1: the device's peak)
+  // The kernels one lesson times (kernel_rates): per step, in launch order, a label and the
+  // bytes each moves ("qkv", 10.5e6), for the kernels whose name contains the lesson's variant.
+  std::vector<std::pair<std::string, double>> kernel_bytes;
 };
 
 // The census's typical step counted as a Kineto trace would record it: kineto_visible on each
@@ -71,6 +75,8 @@ VariantSummary summarize_variant(const VariantRun& r, const std::string& annotat
 //   cpu_per_step      unprofiled CPU time per step, and the ratios "variants" names ("A/B")
 //   gpu_per_step      GPU span per profiled step, % of the read bound (bytes_per_step at
 //                     bandwidth_gbps), aten ops per step, and the span ratios "variants" names
+//   kernel_rates      per label of kernel_bytes, the median GB/s of the kernels whose name
+//                     contains "variants"' first entry, and its % of bandwidth_gbps
 //   aoti_waits        the event queries and waits per step of the variant "variants" names
 //   census_vs_kineto  whether the CUPTI census counts what the trace shows (per variant)
 // A condition with "when" is judged only where the fact's data has every pointer it names (the
