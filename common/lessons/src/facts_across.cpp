@@ -624,7 +624,8 @@ LessonsReport check_across(const AcrossSpec& spec, const std::vector<VariantRun>
   return rep;
 }
 
-std::string side_by_side(const std::vector<VariantRun>& runs, const std::vector<VariantSummary>& sums) {
+std::string side_by_side(const std::vector<VariantRun>& runs, const std::vector<VariantSummary>& sums,
+                         const std::string& annotation) {
   std::vector<const VariantRun*> cols;
   for (const auto& r : runs) cols.push_back(&r);
   auto sum_of = [&](const std::string& n) -> const VariantSummary* {  // null: no profiled trace
@@ -653,7 +654,10 @@ std::string side_by_side(const std::vector<VariantRun>& runs, const std::vector<
       [](const VariantRun&, const VariantSummary* s) { return s ? us(s->step_us) : "-"; });
   row("GPU us/step (kernels+copies)",
       [](const VariantRun&, const VariantSummary* s) { return s ? us(s->gpu_us) : "-"; });
-  row("aten ops/step under matmul_add",
+  if (std::any_of(runs.begin(), runs.end(), [](const VariantRun& r) { return r.bytes_per_step > 0; }))
+    row("GPU span us/step (first start to last end)",  // what the read bound's % is of
+        [](const VariantRun&, const VariantSummary* s) { return s ? us(s->gpu_span_us) : "-"; });
+  row("aten ops/step under " + annotation,
       [](const VariantRun&, const VariantSummary* s) { return s ? std::to_string(s->aten_ops) : "-"; });
   row("kernels/step on the GPU", [](const VariantRun&, const VariantSummary* s) {
     return s && s->gpu_us >= 0 ? std::to_string(s->kernels) : "-";
@@ -732,8 +736,20 @@ std::string render_across(const std::vector<VariantRun>& runs, const LessonsRepo
     if (r.trace && !r.trace->devices.empty()) device_name = r.trace->devices.front().name;
   }
   const Problem& p = lessons.options.problem;
-  return "==== all variants, N=" + std::to_string(p.n) + " ====\n" + side_by_side(runs, sums) + "\n" +
-         memcpy_napkin(sums, p, device_name) + "\n" + render_lessons(lessons, Format::Text);
+  // The napkin math of what the runs declare: the bytes a step must read, else the copy's.
+  std::string napkin;
+  for (const auto& r : runs)
+    if (r.bytes_per_step > 0 && napkin.empty()) {
+      napkin = "Napkin math for the read bound: " + fixed(r.bytes_per_step / 1e9, 3) + " GB read per step";
+      if (r.bandwidth_gbps > 0)
+        napkin += " at " + fixed(r.bandwidth_gbps, 0) + " GB/s (the measured copy rate) = " +
+                  us(r.bytes_per_step / (r.bandwidth_gbps * 1e9) * 1e6) + " us at least";
+      napkin += "\n";
+    }
+  if (napkin.empty()) napkin = memcpy_napkin(sums, p, device_name);
+  return "==== all variants, N=" + std::to_string(p.n) + " ====\n" +
+         side_by_side(runs, sums, lessons.options.annotation) + "\n" + napkin + "\n" +
+         render_lessons(lessons, Format::Text);
 }
 
 }  // namespace wb

@@ -107,7 +107,8 @@ LessonsReport check_across(const AcrossSpec& spec, const std::vector<VariantRun>
                            const Problem& problem, const std::string& annotation = "matmul_add");
 
 // The side-by-side table: per step CPU and GPU time, ops, launches (trace | census).
-std::string side_by_side(const std::vector<VariantRun>& runs, const std::vector<VariantSummary>& sums);
+std::string side_by_side(const std::vector<VariantRun>& runs, const std::vector<VariantSummary>& sums,
+                         const std::string& annotation = "matmul_add");
 // Napkin math for addmm's bias copy: bytes, traffic, and the measured rate vs the peak.
 std::string memcpy_napkin(const std::vector<VariantSummary>& sums, const Problem& problem,
                           const std::string& device_name);
