@@ -352,8 +352,8 @@ TEST_CASE("ch11 across: each step's lesson fails on the step before's time", "[c
   // fused, attention: their trace replaced by the step before's (no gain at all).
   CHECK(lesson(with("fused", 1734), kFused) == wb::Status::Fail);
   CHECK(lesson(with("attention", 1270), kAttention) == wb::Status::Fail);
-  // overlap has attention's kernels: equal times pass (>= 1.0), 3% slower fails.
-  CHECK(lesson(with("overlap", 1100), kOverlap) == wb::Status::Pass);
+  // overlap has attention's kernels: any gain passes (>= 1.0), 3% slower fails.
+  CHECK(lesson(with("overlap", 1095), kOverlap) == wb::Status::Pass);
   CHECK(lesson(with("overlap", 1133), kOverlap) == wb::Status::Fail);
   // gemv: 10% slower than graph_fused fails (the H200 shows 2% slower, which passes).
   CHECK(lesson(with("gemv", 1880), kGemv) == wb::Status::Fail);
