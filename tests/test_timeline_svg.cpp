@@ -10,6 +10,7 @@
 // escaping in text and attributes, nesting and line layout, attribute order, numbers.
 #include <catch2/catch_test_macros.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -747,4 +748,46 @@ TEST_CASE("a profile_memory trace: a memory lane under the steps, the peak marke
   const std::string plain = render(wb::read_trace(data / "cpu_plain.json.gz"));
   CHECK(plain.find("lane memory") == std::string::npos);
   CHECK(plain.find("mem-peak") == std::string::npos);
+}
+
+TEST_CASE("every recording's timeline is <= 1 MB and legible", "[timeline][cpu][recordings]") {
+  // Rendered from each recording's trace with the chapters' options (chapter.cpp: the default
+  // TimelineOptions and a title), so a re-record writes what is checked here. The H200 decode
+  // and graph runs were 3.9-6.1 MB: tooltips of 400-character kernel names on every bar, an
+  // arrow per graph kernel, warm-up replays inside the window.
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(WORKBOOK_ROOT) / "expected_output";
+  std::vector<fs::path> traces;
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    if (e.path().filename() == "trace.json" || e.path().filename() == "trace.json.gz") traces.push_back(e.path());
+  std::sort(traces.begin(), traces.end());
+  REQUIRE(traces.size() >= 20);
+  size_t biggest = 0;
+  for (const auto& p : traces) {
+    const wb::Trace t = wb::read_trace(p);
+    const wb::TraceModel m(t);
+    wb::TimelineOptions o;
+    o.title = fs::relative(p.parent_path(), root).string();
+    const std::string svg = wb::render_timeline_svg(m, o);
+    INFO(p.string() << ": " << svg.size() << " bytes");
+    CHECK(svg.size() <= 1'000'000);
+    biggest = std::max(biggest, svg.size());
+    // Legible: no tooltip carries a whole demangled signature (those are listed once, under
+    // the picture), and a CUDA graph launch has one arrow, not one per kernel.
+    size_t longest_title = 0, graph_launches = 0;
+    for (size_t at = svg.find("<title>"); at != std::string::npos; at = svg.find("<title>", at + 1))
+      longest_title = std::max(longest_title, svg.find("</title>", at) - at - 7);
+    CHECK(longest_title <= 200);
+    for (const auto& e : t.events)
+      if (e.kind == wb::Kind::Runtime && e.name.find("GraphLaunch") != std::string::npos) ++graph_launches;
+    size_t flows = 0;
+    for (size_t at = svg.find("class=\"flow\""); at != std::string::npos; at = svg.find("class=\"flow\"", at + 1))
+      ++flows;
+    size_t other_launches = 0;
+    for (const auto& e : t.events)
+      if ((e.kind == wb::Kind::Runtime || e.kind == wb::Kind::Driver) && e.name.find("GraphLaunch") == std::string::npos)
+        ++other_launches;
+    CHECK(flows <= graph_launches + other_launches);
+  }
+  WARN("largest rendered timeline: " << biggest << " bytes over " << traces.size() << " recordings");
 }

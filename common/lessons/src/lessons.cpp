@@ -105,8 +105,7 @@ const std::vector<ViewFact>& view_facts() {
          "CPU time per step, and where it goes",
          "",
          measure_step_cpu,
-         {"most of the step's CPU time is spent outside its aten ops: the layers around them "
-          "(torch.compile's guards and wrappers, a runner) cost more than the ops",
+         {"most of the step's CPU time is spent outside its aten ops",
           "the step's CPU time is mostly its aten ops and their launches"}},
         {"kernel_gaps",
          "GPU idle between the kernels of each step",
