@@ -255,6 +255,7 @@ class Renderer {
         x1_(o.width_px - kRightMargin),
         boxes_(m.trace().events.size()) {
     const auto& evs = m.trace().events;
+    merged_event_.assign(evs.size(), false);
     size_t in_win = 0;
     for (EventIdx i = 0; i < evs.size(); ++i) {
       if (evs[i].kind == Kind::GpuUserAnnotation) gpu_annotations_.push_back(i);
@@ -317,6 +318,7 @@ class Renderer {
   int64_t drawn_ = 0;
   int64_t merged_ = 0;  // bars folded into a merged bar (merge_below_px)
   double merge_px_ = 0;  // the threshold in use (merge_below_px, or the automatic one)
+  std::vector<bool> merged_event_;  // drawn inside a merged run: no arrow of its own
   int64_t launched_before_ = 0;
   int64_t launch_from_ = INT64_MIN;  // device work launched before this is not the window's  // device work left out: launched before the window's first step
   // Long names (demangled kernels) are written once, in the list under the plot; a tooltip
@@ -422,6 +424,7 @@ void Renderer::draw_bar(Element& lane, EventIdx i, double y) {
     const double raw = x_of(std::min(e.end_ns(), win_.end)) - x_of(std::max(e.start_ns, win_.start));
     Run& r = runs_[static_cast<int64_t>(std::llround(y * 100))];
     if (raw < merge_px_) {
+      merged_event_[i] = true;
       if (r.count > 0 && b.x <= r.x1 + 1.0) {
         r.x1 = std::max(r.x1, b.x + b.w);
         ++r.count;
@@ -831,6 +834,7 @@ void Renderer::draw_flows() {
     for (EventIdx i : lane.events) {
       const auto l = m_.launcher(i);
       if (!l || !boxes_[i] || !boxes_[*l]) continue;
+      if (merged_event_[i]) continue;  // work inside a merged run: one grey bar, no arrow per event
       if (m_.at(*l).name.find("GraphLaunch") != std::string::npos) {
         if (graph_drawn[*l]) continue;
         graph_drawn[*l] = true;
