@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
         opts.width_px = width;
         opts.max_depth = depth;
         opts.flows = !no_flows;
-        opts.merge_below_px = every_bar ? 0 : 1.0;
+        opts.merge_below_px = every_bar ? -1 : 1.0;  // < 0: every bar, however crowded
         if (!steps.empty()) {
           const auto [first, last] = parse_steps(steps);
           if (first > last)

@@ -130,7 +130,7 @@ Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& 
         for (const auto& parent : f.data["zero_when_absent"])
           if (parent.is_string() && ptr.parent_pointer().to_string() == parent.get<std::string>() &&
               f.data.contains(ptr.parent_pointer()))
-            have = 0;
+            have = 0.0;  // as the counts the fact wrote (per-step averages)
       }
     } catch (const json::exception&) {
       failed.push_back(fmt::format("bad key '{}' in the pattern", c.key));
