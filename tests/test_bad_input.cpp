@@ -417,7 +417,7 @@ TEST_CASE("table and diff: bad flags exit 2, unreadable traces exit 1 naming the
   fs::remove_all(dir);
 }
 
-TEST_CASE("./workbook VERB --help prints that verb's help and does no work", "[bad_input][cli][cpu]") {
+TEST_CASE("./workbook VERB --help prints that verb's help and does no work", "[bad_input][tools][cpu]") {
   const fs::path dir = proc::scratch("workbook_help");
   const fs::path build = dir / "never_made";
   const std::string script = (fs::path(WORKBOOK_ROOT) / "workbook").string();

@@ -88,7 +88,7 @@ TEST_CASE("schedule parsing: W,WU,A[,R[,S]] and Python's names", "[profiler][sch
   }
 }
 
-TEST_CASE("a schedule's printed form parses back", "[schedule][cpu]") {
+TEST_CASE("a schedule's printed form parses back", "[profiler][schedule][common][cpu]") {
   for (const Schedule& s : {Schedule{1, 1, 3, 1}, Schedule{0, 0, 1}, Schedule{2, 1, 2, 3, 4},
                             Schedule{3, 1, 2, 0, 0, 1}, Schedule{1, 1, 3, 1, 2, 1}}) {
     CAPTURE(s.str());
