@@ -325,10 +325,13 @@ std::string outside_ops_cause(const View& v, Fact& f) {
   f.data["autograd_threads"] = autograd_threads.size();
   std::vector<std::string> causes;
   if (!autograd_threads.empty())
-    causes.push_back(fmt::format(
-        "the backward runs on autograd's own thread (tid {}), so the step's thread waits while its ops "
-        "run there (that wait counts as time outside this thread's ops)",
-        *autograd_threads.begin()));
+  {
+    causes.push_back(
+        "the backward runs on autograd's own thread, so the step's thread waits while its ops run there "
+        "(that wait counts as time outside this thread's ops)");
+    add_evidence(f, fmt::format("autograd::engine::evaluate_function events on thread {}, not the step's",
+                                *autograd_threads.begin()));
+  }
   if (compiled)
     causes.push_back("torch.compile's guards, cache lookup and compiled-region wrappers run around the ops");
   if (causes.empty())
