@@ -2,10 +2,10 @@
 //   eager        torch::gelu(g, "tanh") * u: two ATen kernels, 5 x 50.3 MB = 252 MB moved
 //   inductor     Inductor's fused Triton kernel (an AOTI package of just gelu(g)*u, built at
 //                build time by chapters/export_aoti.py --model geglu): 151 MB
-//   handwritten  chapters/07_geglu_mlp/geglu_kernel.cu: 151 MB, in its default launch configuration
+//   handwritten  models/geglu/geglu_kernel.cu: 151 MB, in its default launch configuration
 //                and in every other one it compiles (wb07::geglu_configs()): the default must win
 // against a measured device-to-device copy of 151 MB (302 MB of traffic) as the bandwidth yardstick.
-// Two clocks, named apart (issue 28):
+// Two clocks, named apart:
 //   end-to-end per call  CUDA events around `calls` back-to-back calls, after warm-ups; the median
 //                        of `reps` such rounds, the variants interleaved within each round so clock
 //                        drift hits all alike. Includes whatever the host adds between kernels (the
@@ -20,7 +20,7 @@
 //   bench_geglu [--reps 9] [--calls 50] [--profile-calls 20] [--out FILE.md] [--json FILE.json]
 //               [--aoti NAME=MANIFEST.json]...
 // --aoti adds another AOTI package of gelu(g)*u (export_aoti.py --model geglu with other Inductor
-// options) as a contender. Goals (issue 14), judged on kernel time with L2 flushed (issue 28):
+// options) as a contender. Goals, judged on kernel time with L2 flushed:
 // handwritten >= 1.7x eager, no slower than Inductor, >= 85% of the copy's bandwidth. Needs a
 // GPU; exits 2 with the reason otherwise.
 #include <cuda_runtime.h>

@@ -1,4 +1,4 @@
-// Tokens/s of chapter 09's decoder (chapters/09_llm_prefill_decode/llm.hpp) at batch 1, N new
+// Tokens/s of chapter 09's decoder (models/llm/llm.hpp) at batch 1, N new
 // tokens after a P-token prompt: C++ eager vs C++ CUDA graph, against the weight-read bound
 // (the weights one step reads / the measured device copy bandwidth). bench_llm_decode.py runs
 // the same shapes in Python (eager and torch.compile(mode="reduce-overhead")).
@@ -21,13 +21,9 @@
 #include "llm.hpp"
 #include "llm_graph.hpp"
 #include "workbook/profiler.hpp"  // wb::synchronize_device
+#include "workbook/stats.hpp"     // wb::median
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -140,7 +136,7 @@ int main(int argc, char** argv) {
     }
     model.set_fused(false);
   }
-  const double e = median(eager), g = median(graph), gf = median(fused);
+  const double e = wb::median(eager), g = wb::median(graph), gf = wb::median(fused);
   std::printf(
       "bench_llm_decode: %s (%.3f B parameters), batch 1, %lld new tokens after a %lld-token prompt, bf16\n",
       cfg.name.c_str(), llm::parameters(cfg) / 1e9, static_cast<long long>(new_tokens),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Python half of bench_llm_decode: chapter 09's decoder (chapters/09_llm_prefill_decode/llm.cpp)
+"""Python half of bench_llm_decode: chapter 09's decoder (models/llm/llm.cpp)
 written again in PyTorch, same shapes and the same ops (RMSNorm in fp32, flip-RoPE, fused QKV
 and gate-up weights, SDPA with enable_gqa, a static KV cache written with index_copy_), random
 bf16 weights. Tokens/s at batch 1, N new tokens after a P-token prompt:

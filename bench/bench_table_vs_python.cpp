@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "workbook/compare.hpp"
+#include "workbook/fs_util.hpp"
 #include "workbook/table.hpp"
 #include "workbook/trace_reader.hpp"
 
@@ -29,13 +30,7 @@
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string slurp(const std::string& path) { return wb::read_file(path); }
 
 }  // namespace
 

@@ -3,7 +3,11 @@
 #   2. the workbook's shared venv: ${XDG_CACHE_HOME:-~/.cache}/libtorch-workbook/torch-<ver>
 #   3. an importable torch in python3 (the GPU machine's case)
 # Sets WORKBOOK_TORCH_PYTHON to a python that can import this torch (if any; chapter 05 uses it).
-set(WORKBOOK_TORCH_VERSION "2.11.0" CACHE STRING "torch version the setup installs")
+# The torch version the workbook pins: scripts/torch_version.txt, the one place that names it.
+file(READ "${CMAKE_CURRENT_LIST_DIR}/../scripts/torch_version.txt" _wb_pinned_torch)
+string(STRIP "${_wb_pinned_torch}" _wb_pinned_torch)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${CMAKE_CURRENT_LIST_DIR}/../scripts/torch_version.txt")
+set(WORKBOOK_TORCH_VERSION "${_wb_pinned_torch}" CACHE STRING "torch version the setup installs")
 
 function(_wb_torch_prefix_from_python py out)
   execute_process(COMMAND "${py}" -c "import torch,sys;sys.stdout.write(torch.utils.cmake_prefix_path)"

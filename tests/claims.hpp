@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "process.hpp"
+#include "workbook/figures.hpp"
 #include "workbook/json_spec.hpp"
 #include "workbook/lessons.hpp"
 #include "workbook/pattern_json.hpp"
@@ -50,17 +51,23 @@ inline fs::path expected_root() {
 // A figure the quote prints, read from the fact's data: "855" with key "/first_over_median_rest"
 // holds when the value is within half a unit of the last printed digit (the rule of
 // tools/figures, without a marker in the page). `scale` turns the data's unit into the page's.
+// Or, with `ref` (FILE#SELECTOR, the references of tools/figures: a cell of a table.txt, a field
+// of a lessons.json or a file under docs/bench/, an event of a trace), the value is read from
+// that file instead of the fact: a number the page quotes from a recording, checked like a
+// lesson's figure.
 struct Figure {
   std::string printed;
   std::string key;
   double scale = 1;
+  std::string ref;
 };
 
 struct Claim {
   std::string where;  // "docs/claims/04_compute_bound_4096.json: claims[2]"
   std::string page;   // relative to the repository root
   std::string quote;
-  std::string recording;  // under expected_output/: "h200/04_compute_bound_4096"
+  std::string recording;  // under expected_output/: "h200/04_compute_bound_4096" ("" for a
+                          // claim that only quotes figures by "ref")
   std::string reference;  // optional second recording (FactOptions::reference)
   std::string spec;       // optional: the spec whose lesson is named (default: the recording's)
   std::string lesson;     // a lesson (fact id) of the spec, or
@@ -96,12 +103,19 @@ inline Claim read_claim(const json& j, const wb::JsonWhere& w, const std::string
   c.where = w.source + ": " + w.field;
   c.page = page;
   c.quote = wb::json_text(j, "quote", w);
-  c.recording = wb::json_text(j, "recording", w);
   c.reference = wb::json_text(j, "reference", w, false);
   c.spec = wb::json_text(j, "spec", w, false);
   c.lesson = wb::json_text(j, "lesson", w, false);
-  if (c.lesson.empty() == !j.contains("fact"))
-    w.fail("a claim names either a \"lesson\" or a \"fact\" with its pattern");
+  // A claim that only quotes figures by "ref" names no recording, lesson or fact.
+  bool refs_only = j.contains("figures") && j["figures"].is_array() && !j["figures"].empty() &&
+                   !j.contains("recording") && c.lesson.empty() && !j.contains("fact");
+  if (refs_only)
+    for (const auto& fj : j["figures"]) refs_only = refs_only && fj.is_object() && fj.contains("ref");
+  if (!refs_only) {
+    c.recording = wb::json_text(j, "recording", w);
+    if (c.lesson.empty() == !j.contains("fact"))
+      w.fail("a claim names either a \"lesson\" or a \"fact\" with its pattern");
+  }
   if (j.contains("fact")) {
     c.fact = wb::read_fact_id(j, w);
     c.pattern = wb::read_pattern(j, w);
@@ -109,8 +123,11 @@ inline Claim read_claim(const json& j, const wb::JsonWhere& w, const std::string
   if (j.contains("figures"))
     wb::json_each_object(j, "figures", w, "a figure {\"printed\", \"key\"[, \"scale\"]}",
                          [&](const json& fj, const wb::JsonWhere& at) {
-                           wb::json_known_keys(fj, {"printed", "key", "scale"}, at);
-                           Figure fig{wb::json_text(fj, "printed", at), wb::json_text(fj, "key", at), 1};
+                           wb::json_known_keys(fj, {"printed", "key", "scale", "ref"}, at);
+                           Figure fig{wb::json_text(fj, "printed", at), wb::json_text(fj, "key", at, !fj.contains("ref")),
+                                      1, wb::json_text(fj, "ref", at, false)};
+                           if (!fig.ref.empty() && !fig.key.empty())
+                             at.fail("a figure names a \"key\" of the fact or a \"ref\", not both");
                            if (fj.contains("scale")) fig.scale = wb::json_number(fj, "scale", at);
                            if (c.quote.find(fig.printed) == std::string::npos)
                              at.in("printed").fail("'" + fig.printed + "' is not in the quote");
@@ -119,7 +136,8 @@ inline Claim read_claim(const json& j, const wb::JsonWhere& w, const std::string
   return c;
 }
 
-// "" when the printed figure agrees with the value at its precision, else why not.
+// "" when the printed figure agrees with the value at its precision, else why not. A figure
+// with a `ref` reads its value from that file, not from `data`.
 inline std::string figure_problem(const Figure& fig, const json& data) {
   std::string digits;
   for (char ch : fig.printed)
@@ -133,17 +151,25 @@ inline std::string figure_problem(const Figure& fig, const json& data) {
   const size_t dot = digits.find('.');
   const int decimals = dot == std::string::npos ? 0 : static_cast<int>(digits.size() - dot - 1);
   json v;
-  try {
-    const json::json_pointer ptr(fig.key);
-    if (data.contains(ptr)) v = data.at(ptr);
-  } catch (const json::exception&) {
-    return "bad key '" + fig.key + "'";
+  if (!fig.ref.empty()) {
+    try {
+      v = wb::figures::resolve(root(), fig.ref);
+    } catch (const std::exception& e) {
+      return fig.ref + ": " + e.what();
+    }
+  } else {
+    try {
+      const json::json_pointer ptr(fig.key);
+      if (data.contains(ptr)) v = data.at(ptr);
+    } catch (const json::exception&) {
+      return "bad key '" + fig.key + "'";
+    }
   }
   if (!v.is_number()) return fig.key + " is not a number in the fact's data";
   const double value = v.get<double>() * fig.scale;
   if (std::abs(value - shown) <= 0.5 * std::pow(10.0, -decimals) + 1e-9) return "";
-  return "the page prints " + fig.printed + ", the recording's " + fig.key + " gives " +
-         std::to_string(value);
+  return "the page prints " + fig.printed + ", the recording's " + (fig.ref.empty() ? fig.key : fig.ref) +
+         " gives " + std::to_string(value);
 }
 
 // Every claim of one claims file (throws wb::SpecError saying where a broken one is broken).
@@ -151,12 +177,46 @@ inline std::vector<Claim> read_claims(const fs::path& file) {
   const std::string source = fs::relative(file, root()).generic_string();
   const wb::JsonWhere w{source, "", ""};
   const json doc = wb::json_parse(proc::slurp(file), w);
-  wb::json_known_keys(doc, {"page", "about", "claims"}, w);
+  wb::json_known_keys(doc, {"page", "about", "claims", "sources"}, w);
   const std::string page = wb::json_text(doc, "page", w);
   std::vector<Claim> out;
-  wb::json_each_object(
-      doc, "claims", w, "a claim {\"quote\", \"recording\", ...}",
-      [&](const json& j, const wb::JsonWhere& at) { out.push_back(read_claim(j, at, page)); });
+  if (doc.contains("claims"))
+    wb::json_each_object(
+        doc, "claims", w, "a claim {\"quote\", \"recording\", ...}",
+        [&](const json& j, const wb::JsonWhere& at) { out.push_back(read_claim(j, at, page)); });
+  return out;
+}
+
+// A sentence that is not about a recording, and where it comes from (workbook/sentences.hpp).
+struct Source {
+  std::string where, page, quote, source, what;
+};
+inline const std::vector<std::string>& source_kinds() {
+  static const std::vector<std::string> k = {"datasheet", "seed", "calc", "code", "definition", "bench", "probe"};
+  return k;
+}
+// Every source of one claims file (throws wb::SpecError on an unknown kind or a missing field).
+inline std::vector<Source> read_sources(const fs::path& file) {
+  const std::string name = fs::relative(file, root()).generic_string();
+  const wb::JsonWhere w{name, "", ""};
+  const json doc = wb::json_parse(proc::slurp(file), w);
+  std::vector<Source> out;
+  if (!doc.contains("sources")) return out;
+  const std::string page = wb::json_text(doc, "page", w);
+  wb::json_each_object(doc, "sources", w, "a source {\"quote\", \"source\", \"what\"}",
+                       [&](const json& j, const wb::JsonWhere& at) {
+                         wb::json_known_keys(j, {"quote", "section", "source", "what"}, at);
+                         if (j.contains("quote") == j.contains("section"))
+                           at.fail("a source quotes a sentence (\"quote\") or names a \"section\"");
+                         Source s{name + ": " + at.field, page,
+                                  wb::json_text(j, j.contains("quote") ? "quote" : "section", at),
+                                  wb::json_text(j, "source", at), wb::json_text(j, "what", at)};
+                         const auto& k = source_kinds();
+                         if (std::find(k.begin(), k.end(), s.source) == k.end())
+                           at.in("source").fail("'" + s.source + "' is not one of datasheet, seed, calc, code, "
+                                                "definition, bench, probe");
+                         out.push_back(s);
+                       });
   return out;
 }
 
@@ -255,6 +315,11 @@ class Recordings {
 // Returns "" when it holds, else why not (with the verdict).
 inline std::string judge(const Claim& c, Recordings& recs, wb::Fact* out = nullptr) {
   std::string why;
+  if (c.recording.empty()) {  // figures quoted by "ref" only
+    for (const auto& fig : c.figures)
+      if (std::string p = figure_problem(fig, json::object()); !p.empty()) return p;
+    return "";
+  }
   const Recording* r = recs.get(c.recording, why);
   if (!r) return why;
   wb::FactOptions o = r->options;

@@ -301,7 +301,7 @@ TEST_CASE("ch04 on the recorded H200 run", "[ch04][h200][cpu]") {
   CHECK(r.failed == 0);
   const auto g = find(r, "kernel_durations").data["gemm"];
   REQUIRE(g["count"] == 3);
-  // 2 * 4096^3 flop in the median GEMM: at least 40% of the H200's 989 TFLOP/s (lessons.md: ~80%).
+  // 2 * 4096^3 flop in the median GEMM: at least 40% of the H200's 989 TFLOP/s.
   const double tflops = 2.0 * 4096.0 * 4096.0 * 4096.0 / (g["median_us"].get<double>() * 1e-6) / 1e12;
   CHECK(tflops >= 0.4 * 989);
   CHECK(tflops <= 989 * 1.05);  // a datasheet peak is not exceeded

@@ -1,4 +1,4 @@
-// Chapter 09: a Llama-style decoder (chapters/09_llm_prefill_decode/llm.hpp), eager: prefill,
+// Chapter 09: a Llama-style decoder (models/llm/llm.hpp), eager: prefill,
 // decode with a static KV cache, decode with a cache grown by cat.
 //   [ch09][cpu]       the model (parameter counts, the cache variants compute the same logits),
 //                     the chapter live on the CPU (tiny), each phase's lessons failing on the

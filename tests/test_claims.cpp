@@ -6,7 +6,11 @@
 //     instructors' answer key names its recording and is tied to at least one claim;
 //   - the check fails on a contradicted claim (the answer key's old "far above 1 at 4096"), on a
 //     quote the page no longer has, on a changed figure, on a recording that is missing (naming
-//     the file) and on a lesson judged on the wrong recording.
+//     the file) and on a lesson judged on the wrong recording;
+//   - every sentence of the chapter READMEs, the lesson texts, the answer key and
+//     docs/performance.md that states a number, a comparison or a cause is covered by a claim or
+//     a named source, or is on its page's todo list, and that list only shrinks; a sentence
+//     nobody covered fails the check, naming it.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
@@ -16,6 +20,7 @@
 #include <sstream>
 
 #include "claims.hpp"
+#include "workbook/sentences.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::ContainsSubstring;
@@ -77,6 +82,21 @@ TEST_CASE("claims: every quote is in its page and holds on its recording", "[doc
     ++judged;
   }
   CHECK(judged >= 60);
+}
+
+TEST_CASE("claims: every source's quote is in its page and names where it comes from", "[docs][claims][cpu]") {
+  int n = 0;
+  for (const auto& f : claims::claim_files())
+    for (const auto& s : claims::read_sources(f)) {
+      INFO(s.where << " (" << s.page << "): \"" << s.quote << "\" from " << s.source);
+      Claim c;
+      c.page = s.page;
+      c.quote = s.quote;
+      CHECK(quote_problem(c) == "");
+      CHECK_FALSE(s.what.empty());
+      ++n;
+    }
+  CHECK(n >= 10);
 }
 
 TEST_CASE("claims: each page that reads traces has claims; every answer names its recording",
@@ -157,6 +177,53 @@ TEST_CASE("claims: a contradicted claim, a lost quote, a missing recording and t
   CHECK_THAT(claims::judge(wrong, recs), ContainsSubstring("FAIL"));
   wrong.recording = "h200/02_warmup";
   CHECK(claims::judge(wrong, recs) == "");
+
+  // Chapter 10's graph lessons judge the GPU's busy share per replay: they hold on the graph's
+  // recording and fail on eager's, which has no replay to measure.
+  Claim replay;
+  replay.spec = "10_llm_decode_graphs/graph";
+  replay.lesson = "overhead_bound";
+  replay.recording = "h200/10_llm_decode_graphs/graph";
+  CHECK(claims::judge(replay, recs) == "");
+  replay.recording = "h200/10_llm_decode_graphs/eager";
+  CHECK_THAT(claims::judge(replay, recs), ContainsSubstring("FAIL"));
+
+  // Fused < graph per token, on the GPU: the fused replay's claim fails on the unfused recording.
+  Claim fused;
+  fused.recording = "h200/10_llm_decode_graphs/graph";
+  fused.fact = "overhead_bound";
+  fused.pattern = {"the fused replay under 2.1 ms", "", {{"/replay_span_us", wb::Condition::Op::Lt, 2100.0}}};
+  CHECK_THAT(claims::judge(fused, recs), ContainsSubstring("FAIL"));
+  fused.recording = "h200/10_llm_decode_graphs/graph_fused";
+  CHECK(claims::judge(fused, recs) == "");
+
+  // Chapter 09: decode_cat's plan builds. The attention holds most of a decode_cat step and
+  // little of a decode step; the claim on one fails on the other.
+  Claim plans;
+  plans.recording = "h200/09_llm_prefill_decode/decode";
+  plans.fact = "step_cpu";
+  plans.pattern = {"attention holds tens of ms per step", "",
+                   {{"/median_ops_us/aten::scaled_dot_product_attention", wb::Condition::Op::Ge, 20000.0}}};
+  CHECK_THAT(claims::judge(plans, recs), ContainsSubstring("FAIL"));
+  plans.recording = "h200/09_llm_prefill_decode/decode_cat";
+  CHECK(claims::judge(plans, recs) == "");
+
+  // A figure quoted by "ref" is read from that file: the bench's copy bandwidth, 4240 GB/s.
+  Claim copy;
+  copy.quote = "the 4.24 TB/s device copy";
+  copy.figures = {{"4.24", "", 0.001, R"(docs/bench/llm_decode_h200_cpp.txt#re=copy\sbandwidth\s([0-9]+)\sGB/s)"}};
+  CHECK(claims::judge(copy, recs) == "");
+  copy.figures[0].printed = "4.42";
+  CHECK_THAT(claims::judge(copy, recs), ContainsSubstring("the page prints 4.42"));
+
+  // Chapter 09's decode throughput lesson can fail now: the prefill's GEMMs break its ceiling.
+  Claim rate;
+  rate.spec = "09_llm_prefill_decode/decode";
+  rate.lesson = "throughput";
+  rate.recording = "h200/09_llm_prefill_decode/decode";
+  CHECK(claims::judge(rate, recs) == "");
+  rate.recording = "h200/09_llm_prefill_decode/prefill";
+  CHECK_THAT(claims::judge(rate, recs), ContainsSubstring("FAIL"));
 }
 
 TEST_CASE("claims: the files read strictly", "[docs][claims][cpu]") {
@@ -179,5 +246,103 @@ TEST_CASE("claims: the files read strictly", "[docs][claims][cpu]") {
                  "text": "t", "all": [{"key": "/x", "op": "==", "value": 1}]}]})"),
              ContainsSubstring("unknown fact 'no_such_fact'"));
   CHECK(bad(R"({"page": "p", "claims": [{"quote": "q", "recording": "r", "lesson": "end_sync"}]})").empty());
+  // A claim that only quotes figures by "ref" needs no recording; a figure names a key or a ref.
+  CHECK(bad(R"({"page": "p", "claims": [{"quote": "q 4.24", "figures": [{"printed": "4.24", "ref": "docs/x#re=a"}]}]})")
+            .empty());
+  CHECK_THAT(bad(R"({"page": "p", "claims": [{"quote": "q 4", "figures": [{"printed": "4", "key": "/a", "ref": "b"}]}]})"),
+             ContainsSubstring("not both"));
+  CHECK_THAT(bad(R"({"page": "p", "claims": [{"quote": "q 4", "figures": [{"printed": "4", "key": "/a"}]}]})"),
+             ContainsSubstring("recording"));
   fs::remove_all(dir);
+}
+
+// The todo lists (docs/claims/*.json "todo") hold the sentences not tied yet; this ceiling is
+// their total today. Tie a sentence (a claim, or a source) and take it off its list, then lower
+// the ceiling: the list only shrinks.
+constexpr int kTodoCeiling = 22;
+
+TEST_CASE("claims: every sentence that states something is covered, or on its page's todo list",
+          "[docs][claims][cpu]") {
+  namespace fg = wb::figures;
+  int total = 0, covered = 0, todo = 0;
+  for (const auto& page : fg::coverage_pages(claims::root())) {
+    const fg::PageCoverage pc = fg::page_coverage(claims::root(), page);
+    for (size_t i = 0; i < pc.sentences.size(); ++i) {
+      INFO(page << ":" << pc.sentences[i].line << ": " << pc.sentences[i].text);
+      CHECK((!pc.covers[i].by.empty() || pc.covers[i].todo));
+    }
+    for (const auto& p : pc.problems) {
+      INFO(p);
+      CHECK(false);
+    }
+    total += static_cast<int>(pc.sentences.size()), covered += pc.covered(), todo += pc.todo();
+  }
+  INFO(covered << " of " << total << " sentences covered, " << todo << " on the todo lists");
+  CHECK(total >= 800);  // the pages were read: chapters 01-10, the answer key, performance.md
+  CHECK(todo <= kTodoCeiling);
+}
+
+TEST_CASE("claims: an uncovered sentence fails the coverage; a claim, a source or the todo list covers it",
+          "[docs][claims][cpu]") {
+  namespace fg = wb::figures;
+  // A plain page (no NAME.src.md: its placeholders cover nothing here).
+  const std::string page = "chapters/09_llm_prefill_decode/README.md";
+  const std::string text = proc::slurp(claims::root() / page);
+  std::vector<std::string> files;
+  for (const auto& f : claims::claim_files()) files.push_back(proc::slurp(f));
+  for (const auto& e : fs::directory_iterator(claims::root() / "docs" / "claims" / "todo"))
+    files.push_back(proc::slurp(e.path()));
+  const fg::PageCoverage before = fg::page_coverage_of(page, text, files);
+  CHECK(before.uncovered() == 0);
+
+  // A new sentence with a number and a comparison, tied to nothing: named, and counted.
+  const std::string added = "The warm first step is 9x faster than the cold one.";
+  const std::string edited = text + "\n" + added + " The steps are even.\n";
+  const fg::PageCoverage after = fg::page_coverage_of(page, edited, files);
+  CHECK(after.uncovered() == 2);
+  std::vector<std::string> named;
+  for (size_t i = 0; i < after.sentences.size(); ++i)
+    if (after.covers[i].by.empty() && !after.covers[i].todo) named.push_back(after.sentences[i].text);
+  CHECK(named == std::vector<std::string>{added, "The steps are even."});
+
+  // A claim whose quote lies in the sentence covers it; so does a named source; so does the
+  // todo list, which then names an entry that starts no sentence as stale.
+  auto with = [&](const std::string& extra) {
+    std::vector<std::string> f = files;
+    f.push_back(R"({"page": ")" + page + R"(", )" + extra + "}");
+    return fg::page_coverage_of(page, edited, f);
+  };
+  CHECK(with(R"("claims": [{"quote": "9x faster than the cold"}, {"quote": "steps are even"}])").uncovered() == 0);
+  const auto src = with(R"("sources": [{"quote": "9x faster", "source": "seed"}], "todo": ["The steps are"])");
+  CHECK(src.uncovered() == 0);
+  CHECK(src.todo() == before.todo() + 1);
+  CHECK(src.problems.empty());
+  const auto stale = with(R"("claims": [{"quote": "9x faster"}, {"quote": "are even"}], "todo": ["The steps are"])");
+  REQUIRE(stale.problems.size() == 1);
+  CHECK_THAT(stale.problems[0], ContainsSubstring("take it off the list"));
+  CHECK_THAT(with(R"("todo": ["No such sentence"])").problems.at(0), ContainsSubstring("starts no sentence"));
+
+  // A bench section covers its sentences, but not one that names a recording, nor the next section.
+  const std::string bench =
+      "# B\n\n## Results\n\nThe tool is 3x faster than Python.\n\nThe H200 recording shows 5 kernels.\n\n"
+      "## Other\n\nIt is 2x slower.\n";
+  const auto sec = fg::page_coverage_of(
+      "docs/b.md", bench,
+      {R"({"page": "docs/b.md", "sources": [{"section": "## Results", "source": "bench", "what": "x"}]})"});
+  REQUIRE(sec.sentences.size() == 3);
+  CHECK(sec.covered() == 1);
+  CHECK(sec.uncovered() == 2);
+  CHECK_THAT(sec.covers[0].by, ContainsSubstring("section"));
+
+  // What states something: numbers outside names and code, comparisons, causes.
+  const auto kinds = fg::markdown_sentences(
+      "Run `ex06.1` from chapter 05 on the H200. It is 3x. Fewer launches than eager. It waits because "
+      "the queue is full. A plain sentence.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```\n4 5 6\n```\n");
+  REQUIRE(kinds.size() == 6);
+  CHECK_FALSE(kinds[0].states());
+  CHECK(kinds[1].number);
+  CHECK(kinds[2].comparison);
+  CHECK(kinds[3].cause);
+  CHECK_FALSE(kinds[4].states());
+  CHECK(kinds[5].text == "| 1 | 2 |");
 }

@@ -165,7 +165,7 @@ TEST_CASE("diff: the command line, its exit codes and bad input", "[tools][cpu][
   fs::remove_all(dir);
 }
 
-// ---- issue 25: a bigger batch keeps every name and count and doubles the time ---------------
+// ---- a bigger batch keeps every name and count and doubles the time ---------------
 TEST_CASE("diff: batch 32 vs 64 of an MLP shows the largest time changes by default", "[tools][cpu][diff]") {
   // tests/data/python/cpu_mlp_b{32,64}.json.gz (make_user_fixtures.py): the same training step,
   // twice the rows. Names and counts are the same; the GEMMs' time is what changed.
@@ -200,7 +200,7 @@ TEST_CASE("diff: batch 32 vs 64 of an MLP shows the largest time changes by defa
 
 TEST_CASE("diff: the same pair recorded on the H200 lists the GEMM kernels' time changes",
           "[tools][cpu][diff]") {
-  // scripts/gpu/user_fixtures.sh: the MLP at batch 32 and 64 on the H200. The kernels keep their
+  // scripts/gpu/python_fixtures.sh user: the MLP at batch 32 and 64 on the H200. The kernels keep their
   // names where cuBLAS keeps its choice, and their time per step is what moved.
   const fs::path data = fs::path(WORKBOOK_ROOT) / "tests/data/python";
   const wb::Trace a = wb::read_trace(data / "cuda_mlp_b32.json.gz"),

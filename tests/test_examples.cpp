@@ -223,7 +223,7 @@ TEST_CASE("the installed package builds examples/your_model, which profiles an e
     CHECK_THAT(b.err + b.out, ContainsSubstring(c.says));
     CHECK_FALSE(fs::exists(bad / "out"));
   }
-  // Issue 25: the whole error, not its first line ("The following operation failed in the
+  // The whole error, not its first line ("The following operation failed in the
   // TorchScript interpreter."): the cause, TinyMLP's LayerNorm refusing 7 features, comes later.
   const auto shape =
       proc::run(program, {"--model", WB_EXAMPLE_MODEL, "--input", "8x7", "--out", (bad / "out").string()});
@@ -241,7 +241,7 @@ TEST_CASE("the installed package builds examples/your_model, which profiles an e
   fs::remove_all(bad);
 }
 
-// Issue 25: a newcomer writes a program from docs/profiler-in-cpp.md alone. The page's whole
+// A newcomer writes a program from docs/profiler-in-cpp.md alone. The page's whole
 // program and its CMakeLists.txt are copied from the PAGE (not from the files they quote) into a
 // fresh project, built against the installed package, and run: every #include the program
 // needs is on the page. (Before, the page showed pieces that named no header, and

@@ -636,7 +636,7 @@ TEST_CASE("exercise check records progress, and list shows it", "[exercises][cpu
   CHECK_THAT(gpu.out, ContainsSubstring("NEEDS A GPU"));
 }
 
-// ---- gaming attempts (issue 15): each one is rejected ------------------------------------------
+// ---- gaming attempts: each one is rejected --------------------------------------------------------
 TEST_CASE("gaming: ex04.3 with the .item() line deleted fails on the checksum's value", "[exercises][cpu]") {
   json run = kRun64;
   run["steps_run"] = 5;

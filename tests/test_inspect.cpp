@@ -126,7 +126,7 @@ TEST_CASE("inspect command line: formats, help, bad flags, bad traces", "[tools]
   std::filesystem::remove(bad);
 }
 
-// ---- issue 13: any trace, not only the workbook's ------------------------------------------
+// ---- any trace, not only the workbook's ---------------------------------------------------
 
 TEST_CASE("inspect finds and judges the user's annotation in Python's training trace",
           "[tools][cpu][inspect]") {
@@ -212,7 +212,7 @@ TEST_CASE("inspect: a rule that depends on the device says so instead of a bare 
     CHECK(launch_path(file, false).verdict.find("depends on the device") == std::string::npos);
 }
 
-// ---- issue 25: user-shaped traces get the general rules --------------------------------------
+// ---- user-shaped traces get the general rules -----------------------------------------------
 namespace {
 const std::filesystem::path kPython = std::filesystem::path(WORKBOOK_ROOT) / "tests/data/python";
 }  // namespace

@@ -267,7 +267,7 @@ TEST_CASE("with_flops: the trace carries FLOPs and shapes, and the table shows P
   CHECK_FALSE(p2.results()[0].trace().with_flops);
 }
 
-// ---- issue 25: the traps a newcomer met -----------------------------------------------------
+// ---- the traps a newcomer met --------------------------------------------------------------
 namespace {
 // What the process writes to stderr while `fn` runs (spdlog's warnings go there).
 template <class F>

@@ -55,7 +55,7 @@ TEST_CASE("a wrong schedule would be caught", "[profiler][schedule][common][cpu]
 
 TEST_CASE("schedule parsing: W,WU,A[,R[,S]] and Python's names", "[profiler][schedule][common][cpu]") {
   // As Python: repeat defaults to 0 (cycle until the loop ends), so the text form and the
-  // aggregate agree: Schedule{1, 1, 3} == parse("1,1,3") (issue 25: parse used to give repeat=1).
+  // aggregate agree: Schedule{1, 1, 3} == parse("1,1,3") (parse once gave repeat=1).
   auto s = Schedule::parse("1,1,3");
   CHECK((s.wait == 1 && s.warmup == 1 && s.active == 3 && s.repeat == 0 && s.skip_first == 0));
   CHECK(s == Schedule{1, 1, 3});

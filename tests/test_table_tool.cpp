@@ -215,7 +215,7 @@ TEST_CASE("table: the command line prints the same bytes and refuses bad flags",
 
 TEST_CASE("table: Python's bytes on the GPU recordings (H200)", "[tools][table][cpu]") {
   // Recorded on the H200 with torch.profiler (make_fixtures.py --device cuda, run by
-  // scripts/gpu/record_h200.sh test with FIXTURES=1, or scripts/gpu/tools_fixtures.sh).
+  // scripts/gpu/record_h200.sh test with FIXTURES=1, or scripts/gpu/python_fixtures.sh tools).
   for (const std::string rec : {"cuda_shapes_flops", "cuda_plain"}) {
     REQUIRE(fs::exists(kData / (rec + ".json.gz")));
     REQUIRE(fs::exists(kData / (rec + ".tables.json.gz")));
@@ -229,7 +229,7 @@ TEST_CASE("table: Python's bytes on the GPU recordings (H200)", "[tools][table][
   }
 }
 
-// ---- issue 25: group_by_stack_n (with_stack), on user-shaped traces -------------------------
+// ---- group_by_stack_n (with_stack), on user-shaped traces ----------------------------------
 namespace {
 // make_user_fixtures.py's tables: "<sort_by>|<row_limit>|<group_by_stack_n>".
 std::vector<Case> stack_cases(const std::string& rec) {
@@ -277,7 +277,7 @@ TEST_CASE("table --group-by-stack-n: Python's bytes on an MLP and a ConvNet trai
 }
 
 TEST_CASE("table --group-by-stack-n: Python's bytes on the H200 recordings", "[tools][cpu][table]") {
-  // Recorded by scripts/gpu/user_fixtures.sh; skipped until those files are committed.
+  // Recorded by scripts/gpu/python_fixtures.sh user; skipped until those files are committed.
   if (!fs::exists(kData / "cuda_mlp_stack.tables.json.gz")) SKIP("no H200 with_stack fixture yet");
   check_stack_tables("cuda_mlp_stack");
   check_stack_tables("cuda_convnet_stack");
@@ -307,12 +307,12 @@ TEST_CASE("table --group-by-stack-n: the command line", "[tools][cpu][table]") {
   CHECK(plain.out.find("Source Location") == std::string::npos);
 }
 
-// ---- issue 26: profile_memory's columns ------------------------------------------------------
+// ---- profile_memory's columns ----------------------------------------------------------------
 // make_memory_fixtures.py: a training step (forward, backward, AdamW) recorded with
 // profile_memory=True, and Python's tables for every sort key (the four memory ones included),
 // with and without group_by_input_shape. Every <rec>.tables.json.gz in tests/data/python whose
 // name holds "_memory" is checked: the CPU ones recorded here, the CUDA ones (cuda_memory*) by
-// scripts/gpu/memory_fixtures.sh on the H200.
+// scripts/gpu/python_fixtures.sh memory on the H200.
 TEST_CASE("table: Python's memory columns, byte for byte, on every profile_memory fixture",
           "[tools][cpu][table][memory]") {
   std::vector<std::string> recs;

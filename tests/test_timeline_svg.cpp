@@ -732,7 +732,7 @@ TEST_CASE("a big trace: a few steps by default, sub-pixel bars merged, a line ov
   CHECK(step_labels(da) == step_labels(db));
 }
 
-// ---- issue 26: the memory lane (profile_memory) ----------------------------------------------
+// ---- the memory lane (profile_memory) -------------------------------------------------------
 TEST_CASE("a profile_memory trace: a memory lane under the steps, the peak marked; none without",
           "[render][timeline][memory][cpu]") {
   const auto data = std::filesystem::path(WORKBOOK_ROOT) / "tests/data/python";

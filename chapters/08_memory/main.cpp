@@ -18,7 +18,7 @@
 #include <torch/nn/modules/linear.h>  // torch::nn::Linear (not the whole torch/torch.h)
 #include <torch/optim/adam.h>
 
-#include "geglu.hpp"    // chapter 07's fused gelu*mul (wb07::geglu_fused)
+#include "geglu.hpp"    // models/geglu: the fused gelu*mul (wb07::geglu_fused)
 #include <CLI/CLI.hpp>  // --size's help
 
 #include "memory_napkin.hpp"  // the napkin math printed with the report
@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
         const auto y = down(wb07::geglu_fused(gate(x), up(x)));
       }
       prof.step();
+      run.stop_if_interrupted();  // Ctrl-C stops here, before any output is written
     }
     prof.stop();
     wb::ReportOptions ro;

@@ -16,9 +16,10 @@
 #include <algorithm>
 
 #include "llm.hpp"
-#include "prefill_decode_extras.hpp"  // the flags, the napkin math, the unprofiled timing
+#include "timed_generation.hpp"  // the flags, the napkin math, the unprofiled timing
 #include "workbook/chapter.hpp"
 #include "workbook/profiler.hpp"
+#include "workbook/string_printf.hpp"
 
 int main(int argc, char** argv) {
   wb::Chapter ch{"09_llm_prefill_decode", "Chapter 09: a small LLM, eager: prefill, then decode"};
@@ -37,8 +38,9 @@ int main(int argc, char** argv) {
     const llm::Config cfg = llm::config(fl.config == "auto" ? (run.on_cuda() ? "1b" : "tiny") : fl.config);
     const int64_t batch = run.config().batch, steps = run.schedule().total_steps();
     if (steps > fl.new_tokens)
-      throw wb::UsageError(llm::strf("--schedule runs %lld decode steps, more than --new-tokens %lld",
-                                     static_cast<long long>(steps), static_cast<long long>(fl.new_tokens)));
+      throw wb::UsageError(wb::string_printf("--schedule runs %lld decode steps, more than --new-tokens %lld",
+                                             static_cast<long long>(steps),
+                                             static_cast<long long>(fl.new_tokens)));
     const int64_t capacity = fl.prompt + fl.new_tokens;
     const llm::Model model(cfg, run.options(), /*seed=*/0, capacity);
     const torch::Tensor prompt = llm::random_prompt(cfg, batch, fl.prompt, /*seed=*/1, run.device());
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
           step();
         }
         prof.step();
+        run.stop_if_interrupted();  // Ctrl-C stops here, before any output is written
       }
       prof.stop();
       wb::ReportOptions ro;

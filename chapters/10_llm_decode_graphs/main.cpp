@@ -16,7 +16,7 @@
 
 #include <algorithm>
 
-#include "decode_graphs_extras.hpp"  // the flags, the logits check, the batch sweep, the napkin, capture
+#include "graph_capture_sweep.hpp"  // the flags, the logits check, the batch sweep, the napkin, capture
 #include "llm.hpp"
 #include "workbook/chapter.hpp"
 
@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
           step();
         }
         prof.step();
+        run.stop_if_interrupted();  // Ctrl-C stops here, before any output is written
       }
       prof.stop();
       wb::ReportOptions ro;

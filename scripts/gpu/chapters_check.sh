@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
-# Every chapter live on the GPU with --check and --compare (issue 23: the profiled loop now in
-# each chapter's main.cpp; the CUDA-only paths included: chapter 05's graph variant, chapter
+# Every chapter live on the GPU with --check and --compare (the profiled loop in each chapter's
+# main.cpp; the CUDA-only paths included: chapter 05's graph variant, chapter
 # 07's handwritten kernel). Builds only the chapters (BUILD_DIR, default build), runs each
 # chapter and experiment, and each CUDA-only variant on its own, and writes the lessons'
 # one-line summaries and the exit codes to $OUT/summary.txt (all logs in $OUT/chapters.tgz).
 #
-#   OUT=/tmp/o BUILD_DIR=/tmp/bgpu scripts/gpu/chapters_check.sh
+#   OUT=out-chapters scripts/gpu/chapters_check.sh
 #
 # Look at: summary.txt, every line "rc=0" (3: a lesson failed or --compare found a
 # difference; 2: a refused flag; 1: an error), and "NOT OK" absent.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT:?set OUT to the folder that comes back}"
+mkdir -p "$out"
 B=${BUILD_DIR:-build}
-W=/tmp/chapters_check
-rm -rf "$W" && mkdir -p "$W"
+W=$(mktemp -d)
 say() { echo "$*" | tee -a "$W/summary.txt"; }
 say "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
 say "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
 [ -f "$B/build.ninja" ] || ./workbook setup > "$W/setup.log" 2>&1
-mapfile -t chapters < <(ls chapters | grep -E '^[0-9]{2}_' )
+mapfile -t chapters < "$B/chapters.txt"  # the build's list, in run order
 cmake --build "$B" -j "${JOBS:-16}" --target "${chapters[@]}" > "$W/build.log" 2>&1
 say "build rc=$?"
 run() {  # run NAME ARGS...: one chapter run, its exit code and its lessons' summary lines
@@ -38,5 +38,5 @@ done
 [ -x "$B/bin/05_compiled_addmm" ] && run 05_compiled_addmm.census_after 05_compiled_addmm --census after
 [ -x "$B/bin/07_geglu_mlp" ] && run 07_geglu_mlp.handwritten 07_geglu_mlp --variant handwritten
 find "$W/out" -name '*.json' -size +2M -delete 2>/dev/null
-tar czf "$out/chapters.tgz" -C /tmp chapters_check
+tar czf "$out/chapters.tgz" -C "$W" .
 cp "$W/summary.txt" "$out/"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GeGLU pointwise race on the H200 (issue 28): four contenders timed the same way, in one run.
+# The GeGLU pointwise race on the H200: four contenders timed the same way, in one run.
 #   eager gelu + mul, the hand-written kernel, the AOTI package's Triton kernel  (bench/bench_geglu)
 #   Python torch.compile's Triton kernel                              (bench/bench_geglu_vs_python.py)
 # each with its kernels' own device time (profiler trace, CUPTI: back to back, L2 flushed, right
@@ -11,7 +11,7 @@
 #
 # Needs a build in $BUILD_DIR with bench_geglu (cmake --build $BUILD_DIR --target bench_geglu); builds
 # nothing. Run time ~2 minutes (the re-export is most of it; RACE_REEXPORT=0 skips it).
-#   Device call: run(command="BUILD_DIR=/tmp/wb-part2-build scripts/gpu/geglu_race.sh", kind="nvidia-h200")
+#   Device call: run(command="BUILD_DIR=build scripts/gpu/geglu_race.sh", kind="nvidia-h200")
 # Writes into $OUT: race.md (the table for docs/performance.md, ready to paste), summary.txt,
 # bench_geglu.md, python.txt and raw.tar.gz (JSON of every measurement, the generated sources, logs).
 # Exit 0 when every step ran, 1 otherwise (what ran is packed either way), 2 without a build.
@@ -24,7 +24,7 @@ if [ -z "$BUILD_DIR" ] || [ ! -x "$BUILD_DIR/bench/bench_geglu" ]; then
   exit 2
 fi
 mkdir -p "$OUT"
-stage=$(mktemp -d /tmp/wb-geglu-race-XXXXXX)
+stage=$(mktemp -d)
 status=0
 step() { echo "[race] $*" | tee -a "$stage/summary.txt" >&2; }
 # The Python with CUDA torch that the build's AOTI exports used (CMake cache), else python3.

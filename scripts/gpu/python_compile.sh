@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The post's torch.compile experiment, profiled by Python's own torch.profiler (issue 24):
+# The post's torch.compile experiment, profiled by Python's own torch.profiler:
 # chapter 01's workload at --size 4096 with --warmup, three ways, in one process each:
 #   eager/            no compile (the baseline)
 #   compile/          torch.compile(fn)                          (Inductor, default mode)
@@ -58,7 +58,7 @@ run reduce_overhead --compile --mode reduce-overhead
   echo "compiler: $(${CC:-cc} --version 2>/dev/null | head -1)"
   echo "host: $(uname -srm), $(nproc) cores"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "git: ${WORKBOOK_GIT_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+  echo "git: ${WORKBOOK_GIT_REV:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
   echo "script: tools/python/chapter01_python.py sha256 $(sha256sum tools/python/chapter01_python.py | cut -c1-16)"
   echo "command: scripts/gpu/python_compile.sh (each folder's COMMAND is its run)"
   echo "Files are what the runs wrote; never edited by hand."

@@ -2,13 +2,13 @@
 # The H200 side of a release, in two device calls that share one warm machine:
 #   run(command="scripts/gpu/record_h200.sh record COMMIT", carry=[".deps"])   build, record, bench (FIXTURES=1: fixtures)
 #   run(command="scripts/gpu/record_h200.sh test")                             the suite, GPU live
-#   run(command="BUILD_DIR=/tmp/bgpu SKIP_CTEST=1 scripts/gpu/exercises.sh")   the exercises, live
+#   run(command="SKIP_CTEST=1 scripts/gpu/exercises.sh")                  the exercises, live
 # (the second right after the first, while the machine is still warm: it reuses the build).
 # Outputs in $OUT: h200_recording.tgz (expected_output/h200, to unpack here), bench and fixture
 # tarballs, logs.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-export BUILD_DIR=${BUILD_DIR:-/tmp/bgpu} JOBS=${JOBS:-16}
+export BUILD_DIR=${BUILD_DIR:-build} JOBS=${JOBS:-16}
 F=/tmp/final; mkdir -p $F
 say() { echo "[h200 $((SECONDS))s] $*" | tee -a $F/summary.txt; }
 case "${1:-}" in

@@ -6,16 +6,25 @@
 //   check     every figure agrees with its recording at the printed precision, every page is what
 //             its source generates, no page holds a <!--fig marker; exit 1 otherwise
 //   update    rewrite the sources' figures from the recordings, then write the pages
+//   claims    the sentences of the chapter READMEs, the chapters' lesson texts, the answer key and
+//             docs/performance.md that state a number, a comparison or a cause, and for each the
+//             claim or source (docs/claims/*.json) that covers it (include/workbook/sentences.hpp);
+//             --list prints every one; exit 1 while one is neither covered nor on its page's
+//             todo list, or a todo entry is stale
 // A bad placeholder (syntax, unknown label, a reference that resolves to nothing) exits 2 naming
 // FILE:LINE, before anything is written. Every file is written atomically.
 #include <CLI/CLI.hpp>
 
 #include <fstream>
+#include <algorithm>
+#include <iomanip>
+#include <nlohmann/json.hpp>
 #include <iostream>
 #include <sstream>
 
 #include "workbook/figures.hpp"
 #include "workbook/fs_util.hpp"
+#include "workbook/sentences.hpp"
 
 namespace fs = std::filesystem;
 namespace fg = wb::figures;
@@ -29,12 +38,7 @@ struct Done {
   fg::Result result;
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using wb::read_file;
 
 std::string shown(const fs::path& p, const fs::path& root) {
   std::string name = fs::relative(p, root).string();
@@ -42,7 +46,7 @@ std::string shown(const fs::path& p, const fs::path& root) {
 }
 
 Done run_one(const fg::FileSet& f, const std::string& root, bool update) {
-  Done d{f, shown(f.path, root), slurp(f.path), {}, {}};
+  Done d{f, shown(f.path, root), read_file(f.path), {}, {}};
   fg::Options o;
   o.update = update;
   o.require_marks = f.require_marks;
@@ -61,14 +65,14 @@ int stale_pages(const std::vector<Done>& done, const std::vector<fs::path>& plai
   int n = 0;
   for (const auto& d : done) {
     const fs::path page = fg::page_of(d.file.path);
-    const std::string have = fs::exists(page) ? slurp(page) : std::string();
+    const std::string have = fs::exists(page) ? read_file(page) : std::string();
     if (have == d.page) continue;
     ++n;
     std::cerr << shown(page, root) << ":" << fg::first_difference(have, d.page) << ": differs from what "
               << d.file.path.filename().string() << " generates: run ./workbook docs\n";
   }
   for (const auto& p : plain) {
-    const std::string text = slurp(p);
+    const std::string text = read_file(p);
     const size_t at = text.find("<!--fig");
     if (at == std::string::npos) continue;
     ++n;
@@ -84,7 +88,7 @@ int write_all(const std::vector<Done>& done, bool update, const fs::path& root) 
   for (const auto& d : done) {
     const fs::path page = fg::page_of(d.file.path);
     if (update && !d.result.changes.empty()) wb::write_file_atomic(d.file.path, d.source);
-    if (fs::exists(page) && slurp(page) == d.page) continue;
+    if (fs::exists(page) && read_file(page) == d.page) continue;
     wb::write_file_atomic(page, d.page);
     std::cerr << "figures: wrote " << shown(page, root) << "\n";
     ++written;
@@ -99,6 +103,71 @@ std::vector<fs::path> plain_pages(const fs::path& root) {
   return plain;
 }
 
+// `figures claims`: sentence coverage of the pages (all, or the PAGEs given relative to the root).
+// A todo entry: the sentence's start, at most 80 characters, cut at a space.
+std::string todo_entry(const std::string& text) {
+  if (text.size() <= 80) return text;
+  const size_t cut = text.rfind(' ', 80);
+  return text.substr(0, cut == std::string::npos || cut < 20 ? 80 : cut);
+}
+
+// Writes docs/claims/todo/<page with / as _>.json: the page's uncovered sentences and those on
+// its list now. Returns the number of entries written.
+int write_todo(const fs::path& root, const fg::PageCoverage& pc) {
+  nlohmann::json j;
+  j["page"] = pc.page;
+  j["todo"] = nlohmann::json::array();
+  for (size_t i = 0; i < pc.sentences.size(); ++i)
+    if (pc.covers[i].by.empty()) j["todo"].push_back(todo_entry(fg::normalized(pc.sentences[i].text)));
+  std::string name = pc.page;
+  std::replace(name.begin(), name.end(), '/', '_');
+  const fs::path file = root / "docs" / "claims" / "todo" / (name + ".json");
+  if (j["todo"].empty()) {
+    fs::remove(file);
+    return 0;
+  }
+  fs::create_directories(file.parent_path());
+  std::string text = "{\"page\": " + j["page"].dump() + ",\n \"todo\": [\n";
+  for (size_t i = 0; i < j["todo"].size(); ++i)
+    text += "  " + j["todo"][i].dump(-1, ' ', false) + (i + 1 < j["todo"].size() ? ",\n" : "\n");
+  text += " ]}\n";
+  wb::write_file_atomic(file, text);
+  return static_cast<int>(j["todo"].size());
+}
+
+int claims_report(const std::string& root, const std::vector<std::string>& only, bool list, bool todo_out) {
+  const std::vector<std::string> pages = only.empty() ? fg::coverage_pages(root) : only;
+  int total = 0, covered = 0, todo = 0, uncovered = 0, problems = 0;
+  for (const auto& page : pages) {
+    fg::PageCoverage pc = fg::page_coverage(root, page);
+    if (todo_out) {
+      const int n = write_todo(root, pc);
+      if (n) std::cerr << "figures: " << n << " sentences of " << page << " on its todo list\n";
+      pc = fg::page_coverage(root, page);
+    }
+    for (size_t i = 0; i < pc.sentences.size(); ++i) {
+      const auto& s = pc.sentences[i];
+      const auto& c = pc.covers[i];
+      if (!list && (!c.by.empty() || c.todo)) continue;
+      std::cout << page << ":" << s.line << ": "
+                << (!c.by.empty() ? "covered by " + c.by : c.todo ? std::string("TODO") : std::string("UNCOVERED"))
+                << " [" << (s.number ? "number " : "") << (s.comparison ? "comparison " : "")
+                << (s.cause ? "cause" : "") << "] " << s.text << "\n";
+    }
+    for (const auto& p : pc.problems) std::cerr << p << "\n";
+    const int n = static_cast<int>(pc.sentences.size());
+    std::cerr << page << ": " << n << " sentences state something: " << pc.covered() << " covered, " << pc.todo()
+              << " on the todo list, " << pc.uncovered() << " uncovered\n";
+    total += n, covered += pc.covered(), todo += pc.todo(), uncovered += pc.uncovered();
+    problems += static_cast<int>(pc.problems.size());
+  }
+  const double pct = total ? 100.0 * covered / total : 100.0;
+  std::cerr << "claims: " << pages.size() << " pages, " << total << " sentences that state something, " << covered
+            << " covered (" << std::fixed << std::setprecision(1) << pct << " %), " << todo << " to do, "
+            << uncovered << " uncovered, " << problems << " problems\n";
+  return uncovered || problems ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,14 +175,19 @@ int main(int argc, char** argv) {
   std::string mode, root = WORKBOOK_ROOT;
   std::vector<std::string> files;
   bool strict = false;
-  app.add_option("mode", mode, "generate, check or update")
+  app.add_option("mode", mode, "generate, check, update or claims")
       ->required()
-      ->check(CLI::IsMember({"generate", "check", "update"}));
+      ->check(CLI::IsMember({"generate", "check", "update", "claims"}));
   app.add_option("sources", files, "NAME.src.md files (default: every source of the workbook)");
   app.add_option("--root", root, "the repository root")->check(CLI::ExistingDirectory);
   app.add_flag("--require-marks", strict,
                "every number-with-unit in the SOURCEs must be a placeholder or labelled");
+  bool list = false, todo_out = false;
+  app.add_flag("--list", list, "claims: print every sentence that states something, with what covers it");
+  app.add_flag("--write-todo", todo_out,
+               "claims: write each page's uncovered sentences to docs/claims/todo/ (the backlog)");
   CLI11_PARSE(app, argc, argv);
+  if (mode == "claims") return claims_report(root, files, list, todo_out);
 
   std::vector<fg::FileSet> set = files.empty() ? fg::default_files(root) : std::vector<fg::FileSet>{};
   for (const auto& f : files) {

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -24,6 +25,14 @@ std::runtime_error sys_error(const std::string& what) {
   return std::runtime_error(what + ": " + std::strerror(errno));
 }
 }  // namespace
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 void write_file_atomic(const fs::path& path, std::string_view content) {
   const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();

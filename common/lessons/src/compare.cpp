@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "workbook/fs_util.hpp"
 #include "workbook/peaks.hpp"
 #include "workbook/table.hpp"
 #include "workbook/table_text.hpp"
@@ -29,11 +30,11 @@ std::string read_text(const fs::path& p) {
   if (ec) throw CompareError(fmt::format("{}: cannot read: {}", p.string(), ec.message()));
   if (size > kMaxTextBytes)
     throw CompareError(fmt::format("{}: {} bytes is too large for this file", p.string(), size));
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw CompareError(fmt::format("{}: cannot open", p.string()));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  try {
+    return read_file(p);
+  } catch (const std::runtime_error&) {
+    throw CompareError(fmt::format("{}: cannot open", p.string()));
+  }
 }
 
 // One side of the comparison: its lessons (judged by the chapter spec) and table.

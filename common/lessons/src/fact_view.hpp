@@ -2,7 +2,8 @@
 // launched in them), with the helpers the facts share (time arithmetic, kernel classification,
 // call-tree rendering), and the skeleton of a fact (ViewFact). Not part of the public API.
 // The facts themselves, one family per file: facts_overhead.cpp, facts_steps.cpp,
-// facts_launches.cpp, facts_kernels.cpp, facts_throughput.cpp, facts_part2.cpp (Part 2's),
+// facts_launches.cpp, facts_kernels.cpp, facts_throughput.cpp, facts_linear_mlp.cpp (nn.Linear
+// and the GeGLU MLP), facts_fusion.cpp (the fusion race), facts_memory.cpp (profile_memory),
 // facts_across.cpp (across variants); lessons.cpp lists them (view_facts()).
 #pragma once
 
@@ -87,7 +88,7 @@ inline std::string measured(Fact& f, std::string explanation) {
 using Measure = std::string (*)(const View& v, const FactOptions& o, Fact& f);
 
 // The explanation of a fact, read from its default pattern's verdict, so that the pattern's
-// numbers are written once (in cheatsheet.json): what it means when the pattern holds, when it
+// numbers are written once (in its registry entry): what it means when the pattern holds, when it
 // fails (and the same under the general rules, FactOptions::general, where they say it
 // otherwise). None: the measurement writes its own, one that restates no threshold.
 struct Reading {
@@ -101,21 +102,38 @@ struct Reading {
   std::string holds, fails, general_holds, general_fails;
 };
 
-// One lesson fact. fn() is the one skeleton every fact shares: start (id, title, the default
-// pattern from the cheatsheet), the CPU-only check, the measurement, then finish (judge it
-// against the default pattern, and read the explanation from that verdict) or not_measurable.
+// One row of docs/cheatsheet.md (generated from the registry, wb::cheatsheet_markdown()): a
+// pattern to look for, what it looks like in the key_averages table and in the trace, the
+// chapters that teach it, and the rules (facts) that check it: the fact that holds the row first,
+// then `also`.
+struct CheatsheetRow {
+  std::string pattern, in_table, in_trace, chapters;
+  std::vector<std::string> also;
+};
+
+// One lesson fact: its entry in the registry, next to its measurement in its facts_*.cpp file
+// (each file's <family>_facts(); lessons.cpp joins the families in teaching order). fn() is the
+// one skeleton every fact shares: start (id, title, the default pattern), the CPU-only check,
+// the measurement, then finish (judge it against the default pattern, and read the explanation
+// from that verdict) or not_measurable.
 struct ViewFact {
   std::string_view id;
   std::string title;
   std::string cpu_only;  // non-empty: a CPU-only trace has nothing to measure, for this reason
   Measure measure;
   Reading reading;
+  int order = 0;  // teaching order: where inspect and all_facts() list it
+  // The default pattern, what inspect judges the fact by: JSON {"text", "why", "all"} (the form
+  // of a chapter's lessons.json, workbook/pattern_json.hpp); "text" may name {annotation},
+  // {outlier_factor}, {{ for a brace. The measurement holds no threshold of its own.
+  std::string_view pattern_json;
+  bool chapter_only = false;  // about one chapter's workload: left out of inspect's general rules
+  std::vector<CheatsheetRow> cheatsheet;
   Fact fn(const View& v, const FactOptions& o) const;
 };
-// A fact's default pattern: its entry in common/lessons/data/cheatsheet.json (compiled in; its
-// text may name {annotation}, {outlier_factor}, {{ for a brace). Every fact has one.
+// A fact's default pattern, parsed from its registry entry (every fact has one).
 const Pattern& default_pattern(std::string_view fact);
-const std::vector<ViewFact>& view_facts();  // lessons.cpp: in teaching order, like all_facts()
+const std::vector<ViewFact>& view_facts();  // lessons.cpp: every family, in teaching order
 // Throws std::invalid_argument naming the known ids when `id` is unknown.
 Fact compute_fact(std::string_view id, const View& v, const FactOptions& o);
 
@@ -176,41 +194,16 @@ using Op = Condition::Op;
 }  // namespace wb::lessons_detail
 
 namespace wb {
-// The measurements, by family (each file says what its family teaches); view_facts() in
-// lessons.cpp lists them in teaching order.
-using lessons_detail::View;
-// facts_overhead.cpp: where the CPU's time goes
-std::string measure_overhead_bound(const View& v, const FactOptions& o, Fact& f);
-std::string measure_cpu_shares(const View& v, const FactOptions& o, Fact& f);
-std::string measure_step_cpu(const View& v, const FactOptions& o, Fact& f);
-std::string measure_hot_ops(const View& v, const FactOptions& o, Fact& f);
-std::string measure_compile_markers(const View& v, const FactOptions& o, Fact& f);
-// facts_steps.cpp: steps and windows
-std::string measure_step_widths(const View& v, const FactOptions& o, Fact& f);
-std::string measure_dead_window(const View& v, const FactOptions& o, Fact& f);
-std::string measure_kernel_gaps(const View& v, const FactOptions& o, Fact& f);
-std::string measure_end_sync(const View& v, const FactOptions& o, Fact& f);
-std::string measure_profiler_artefacts(const View& v, const FactOptions& o, Fact& f);
-// facts_launches.cpp: launches and the dispatch chain
-std::string measure_dispatch_chain(const View& v, const FactOptions& o, Fact& f);
-std::string measure_batch_chain(const View& v, const FactOptions& o, Fact& f);
-std::string measure_launch_path(const View& v, const FactOptions& o, Fact& f);
-std::string measure_copies_next_to_launch(const View& v, const FactOptions& o, Fact& f);
-std::string measure_launch_latency(const View& v, const FactOptions& o, Fact& f);
-// facts_kernels.cpp: kernels and their footprints
-std::string measure_kernel_footprint(const View& v, const FactOptions& o, Fact& f);
-std::string measure_kernel_durations(const View& v, const FactOptions& o, Fact& f);
-// facts_throughput.cpp: achieved FLOP/s against the peak
-std::string measure_throughput(const View& v, const FactOptions& o, Fact& f);
-// facts_part2.cpp: Part 2 (nn.Linear, the GeGLU MLP)
-std::string measure_view_ops(const View& v, const FactOptions& o, Fact& f);
-std::string measure_work_per_step(const View& v, const FactOptions& o, Fact& f);
-std::string measure_gemm_tiles(const View& v, const FactOptions& o, Fact& f);
-std::string measure_pointwise_traffic(const View& v, const FactOptions& o, Fact& f);
-// facts_fusion.cpp: chapter 07's fusion race (does the fused kernel pay, on time)
-std::string measure_fusion_pays(const View& v, const FactOptions& o, Fact& f);
-std::string measure_pointwise_bytes_bound(const View& v, const FactOptions& o, Fact& f);
-std::string measure_runner_waits(const View& v, const FactOptions& o, Fact& f);
-// facts_memory.cpp: profile_memory (the allocator, activations, optimizer state), appended to view_facts()
-const std::vector<lessons_detail::ViewFact>& memory_view_facts();
+// The registry, one family per file (each file says what its family teaches); view_facts() in
+// lessons.cpp joins them in teaching order. A new fact is one entry in its family's list; a new
+// family is a file, its function here and in lessons.cpp's list.
+using lessons_detail::ViewFact;
+const std::vector<ViewFact>& overhead_facts();    // facts_overhead.cpp: where the CPU's time goes
+const std::vector<ViewFact>& steps_facts();       // facts_steps.cpp: steps and windows
+const std::vector<ViewFact>& launches_facts();    // facts_launches.cpp: launches, the dispatch chain
+const std::vector<ViewFact>& kernels_facts();     // facts_kernels.cpp: kernels and their footprints
+const std::vector<ViewFact>& throughput_facts();  // facts_throughput.cpp: achieved FLOP/s vs the peak
+const std::vector<ViewFact>& linear_mlp_facts();  // facts_linear_mlp.cpp: nn.Linear, the GeGLU MLP
+const std::vector<ViewFact>& fusion_facts();      // facts_fusion.cpp: does the fused kernel pay
+const std::vector<ViewFact>& memory_facts();      // facts_memory.cpp: profile_memory
 }  // namespace wb

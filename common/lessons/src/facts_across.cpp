@@ -5,6 +5,8 @@
 #include <map>
 #include <sstream>
 
+#include "workbook/json_spec.hpp"
+#include "workbook/pattern_json.hpp"
 #include "workbook/peaks.hpp"
 #include "workbook/rules.hpp"
 #include "workbook/stats.hpp"
@@ -13,8 +15,6 @@
 namespace wb {
 
 using nlohmann::json;
-using Op = Condition::Op;
-using Scope = Condition::Scope;
 
 namespace {
 
@@ -143,10 +143,6 @@ VariantSummary summarize_variant(const VariantRun& r, const std::string& annotat
 
 namespace {
 
-Condition C(std::string key, Op op, json v, Scope s = Scope::Any, int64_t n = 0) {
-  return Condition{std::move(key), op, std::move(v), s, n};
-}
-
 json class_json(const ClassCounts& c) {
   return {{"kernel_launches", c[ApiClass::KernelLaunch]},
           {"graph_launches", c[ApiClass::GraphLaunch]},
@@ -174,19 +170,26 @@ Fact fact(const char* id, const char* title) {
 
 namespace {
 // What the lessons across variants read: the runs, the summaries of those with a trace, and
-// which of the four variants have one.
+// the lesson's parameters (AcrossLesson::variants).
 struct Across {
   const std::vector<VariantRun>& runs;
   const std::map<std::string, VariantSummary>& sum;
-  bool eager, addmm, aoti, graph;
+  const std::vector<std::string>& variants;
 };
 
-// One lesson across variants: fills `f` (data, value, evidence) and adds to `p` the
-// conditions for the variants that ran; returns "" or why it cannot be judged here.
-using AcrossMeasure = std::string (*)(const Across& in, Fact& f, Pattern& p);
+// One lesson across variants: fills `f` (data, value, evidence); returns "" or why it cannot be
+// judged here. The conditions are the chapter's (lessons.json), judged where their data is.
+using AcrossMeasure = std::string (*)(const Across& in, Fact& f);
 
-// 1. One op after the rewrite.
-std::string one_op(const Across& in, Fact& f, Pattern& p) {
+// "a, b nor c": the variants a lesson needed, none of which ran.
+std::string nor_list(const std::vector<std::string>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i == 0 ? "" : i + 1 == v.size() ? " nor " : ", ") + v[i];
+  return out;
+}
+
+// 1. One op after the rewrite. variants: the runs that do the work (one of them must have run).
+std::string one_op(const Across& in, Fact& f) {
   std::ostringstream v;
   for (const auto& [name, s] : in.sum) {
     f.data[name] = {{"aten::matmul", s.matmul}, {"aten::mm", s.mm},       {"aten::add", s.add},
@@ -195,31 +198,21 @@ std::string one_op(const Across& in, Fact& f, Pattern& p) {
     for (const auto& op : s.ops) ops += (ops.empty() ? "" : ", ") + op;
     v << (v.tellp() > 0 ? "; " : "") << name << ": " << (ops.empty() ? "no aten op" : ops);
   }
-  if (in.eager) {
-    for (const char* op : {"aten::matmul", "aten::mm", "aten::add"})
-      p.all.push_back(C(std::string("/eager/") + op, Op::Ge, 1));
-  }
-  if (in.addmm) {
-    p.all.push_back(C("/addmm/aten::addmm", Op::Eq, 1));
-    for (const char* op : {"aten::matmul", "aten::mm", "aten::add"})
-      p.all.push_back(C(std::string("/addmm/") + op, Op::Eq, 0));
-  }
-  if (in.aoti) {
-    for (const char* op : {"aten::matmul", "aten::mm", "aten::add"})
-      p.all.push_back(C(std::string("/aoti/") + op, Op::Eq, 0));
-    for (const auto& r : in.runs)
-      if (r.name == "aoti") f.data["aoti"]["generated_call"] = r.generated_call;
-    p.all.push_back(C("/aoti/generated_call", Op::Contains, "addmm_out"));
-  }
-  if (in.graph) p.all.push_back(C("/graph/aten_ops", Op::Eq, 0, Scope::Gpu));
+  for (const auto& r : in.runs)  // a compiled package: the line of its wrapper that does the work
+    if (in.sum.count(r.name) && !r.generated_call.empty())
+      f.data[r.name]["generated_call"] = r.generated_call;
   f.value = v.str();
-  if (in.aoti)
-    f.evidence.push_back("aoti generated wrapper: " + f.data["aoti"]["generated_call"].get<std::string>());
-  return in.eager || in.addmm || in.aoti ? "" : "neither eager, addmm nor aoti ran";
+  for (const auto& r : in.runs)
+    if (f.data.contains(r.name) && f.data[r.name].contains("generated_call"))
+      f.evidence.push_back(r.name +
+                           " generated wrapper: " + f.data[r.name]["generated_call"].get<std::string>());
+  for (const auto& name : in.variants)
+    if (in.sum.count(name)) return "";
+  return "neither " + nor_list(in.variants) + " ran";
 }
 
 // 2. Launches per step (Kineto's runtime/driver rows).
-std::string launches(const Across& in, Fact& f, Pattern& p) {
+std::string launches(const Across& in, Fact& f) {
   std::ostringstream v;
   for (const auto& [name, s] : in.sum) {
     f.data[name] = class_json(s.kineto);
@@ -229,22 +222,12 @@ std::string launches(const Across& in, Fact& f, Pattern& p) {
     if (s.kineto[ApiClass::Memset]) v << " + " << s.kineto[ApiClass::Memset] << " memset";
     if (s.kineto[ApiClass::GraphLaunch]) v << " + " << s.kineto[ApiClass::GraphLaunch] << " graph launch";
   }
-  if (in.eager) p.all.push_back(C("/eager/kernel_launches", Op::Eq, 2, Scope::Gpu));
-  for (const char* name : {"addmm", "aoti"})
-    if (in.sum.count(name)) {
-      p.all.push_back(C(std::string("/") + name + "/kernel_launches", Op::Eq, 1, Scope::Gpu));
-      p.all.push_back(C(std::string("/") + name + "/memcpy", Op::Eq, 1, Scope::Gpu));
-    }
-  if (in.graph) {
-    p.all.push_back(C("/graph/graph_launches", Op::Eq, 1, Scope::Gpu));
-    p.all.push_back(C("/graph/kernel_launches", Op::Eq, 0, Scope::Gpu));
-  }
   f.value = v.str();
   return in.sum.empty() ? "no variant ran" : "";
 }
 
 // 3. The same GEMM, no fused kernel.
-std::string same_gemm(const Across& in, Fact& f, Pattern& p) {
+std::string same_gemm(const Across& in, Fact& f) {
   std::ostringstream v;
   for (const auto& [name, s] : in.sum) {
     std::string family = s.gemm;
@@ -265,26 +248,12 @@ std::string same_gemm(const Across& in, Fact& f, Pattern& p) {
     v << (v.tellp() > 0 ? "; " : "") << name << ": " << s.kernels << " kernel" << (s.kernels == 1 ? "" : "s")
       << (s.dtod_before_gemm_steps ? ", DtoD copy before the GEMM" : "");
   }
-  if (in.eager) {
-    p.all.push_back(C("/eager/dtod_before_gemm_steps", Op::Eq, 0, Scope::Gpu));
-    p.all.push_back(C("/eager/gemm", Op::Contains, "_bz_", Scope::Hopper));
-  }
-  for (const char* name : {"addmm", "aoti"})
-    if (in.sum.count(name)) {
-      const std::string k = std::string("/") + name;
-      p.all.push_back(C(k + "/kernels_per_step", Op::Eq, 1, Scope::Gpu));
-      p.all.push_back(
-          C(k + "/dtod_before_gemm_steps", Op::Eq, static_cast<int64_t>(in.sum.at(name).steps), Scope::Gpu));
-      p.all.push_back(C(k + "/gemm", Op::Contains, "_badd_", Scope::Hopper));
-      if (in.eager)
-        p.all.push_back(C(k + "/gemm_family", Op::Eq, f.data["eager"]["gemm_family"], Scope::Hopper));
-    }
   f.value = v.str();
   return in.sum.empty() ? "no variant ran" : "";
 }
 
-// 4. CPU time per step.
-std::string cpu_per_step(const Across& in, Fact& f, Pattern& p) {
+// 4. CPU time per step. variants: the ratios to compute, "A/B" (data "A_over_B").
+std::string cpu_per_step(const Across& in, Fact& f) {
   std::ostringstream v;
   for (const auto& r : in.runs)
     if (r.unavailable.empty() && r.cpu_us > 0) {
@@ -293,35 +262,34 @@ std::string cpu_per_step(const Across& in, Fact& f, Pattern& p) {
                         {"profiled_step_us", in.sum.count(r.name) ? in.sum.at(r.name).step_us : -1}};
       v << (v.tellp() > 0 ? ", " : "") << r.name << " " << us(r.cpu_us) << " us";
     }
-  auto cpu = [&](const char* n) { return f.data.contains(n) ? f.data[n]["cpu_us"].get<double>() : -1.0; };
-  if (cpu("eager") > 0 && cpu("graph") > 0) {
-    f.data["eager_over_graph"] = cpu("eager") / cpu("graph");
-    p.all.push_back(C("/eager_over_graph", Op::Ge, 4, Scope::Gpu, 64));
-    v << "; eager/graph = " << fixed(cpu("eager") / cpu("graph"), 1) << "x";
-  }
-  if (cpu("aoti") > 0 && cpu("addmm") > 0) {
-    f.data["aoti_over_addmm"] = cpu("aoti") / cpu("addmm");
-    p.all.push_back(C("/aoti_over_addmm", Op::Gt, 1, Scope::Gpu));
-    v << "; aoti/addmm = " << fixed(cpu("aoti") / cpu("addmm"), 1) << "x";
+  auto cpu = [&](const std::string& n) {
+    return f.data.contains(n) ? f.data[n]["cpu_us"].get<double>() : -1.0;
+  };
+  for (const auto& ratio : in.variants) {
+    const auto slash = ratio.find('/');
+    const std::string a = ratio.substr(0, slash), b = ratio.substr(slash + 1);
+    if (cpu(a) > 0 && cpu(b) > 0) {
+      f.data[a + "_over_" + b] = cpu(a) / cpu(b);
+      v << "; " << a << "/" << b << " = " << fixed(cpu(a) / cpu(b), 1) << "x";
+    }
   }
   f.value = "median CPU time per step without the profiler: " + v.str();
   return f.data.empty() ? "no variant was timed" : "";
 }
 
-// 5. The AOTI runner waits for its previous run.
-std::string aoti_waits(const Across& in, Fact& f, Pattern&) {
-  if (in.aoti) {
-    f.data["aoti"] = {{"event_waits", in.sum.at("aoti").event_waits},
-                      {"sync", in.sum.at("aoti").kineto[ApiClass::Sync]}};
-    f.value = std::to_string(in.sum.at("aoti").event_waits) +
-              " cudaEventQuery/cudaEventSynchronize per step, " +
-              std::to_string(in.sum.at("aoti").kineto[ApiClass::Sync]) + " synchronization(s)";
-  }
-  return in.aoti ? "" : "the aoti variant did not run";
+// 5. A compiled runner waits for its previous run. variants: the variant that runs it.
+std::string runner_waits(const Across& in, Fact& f) {
+  const std::string& name = in.variants.front();
+  if (!in.sum.count(name)) return "the " + name + " variant did not run";
+  const VariantSummary& s = in.sum.at(name);
+  f.data[name] = {{"event_waits", s.event_waits}, {"sync", s.kineto[ApiClass::Sync]}};
+  f.value = std::to_string(s.event_waits) + " cudaEventQuery/cudaEventSynchronize per step, " +
+            std::to_string(s.kineto[ApiClass::Sync]) + " synchronization(s)";
+  return "";
 }
 
 // 6. The census agrees with Kineto.
-std::string census_vs_kineto(const Across& in, Fact& f, Pattern& p) {
+std::string census_vs_kineto(const Across& in, Fact& f) {
   std::string why_not;
   std::ostringstream v;
   for (const auto& r : in.runs) {
@@ -338,87 +306,143 @@ std::string census_vs_kineto(const Across& in, Fact& f, Pattern& p) {
                       {"kineto", class_json(k)},
                       {"agree", agree},
                       {"census_steps", r.census_steps}};
-    p.all.push_back(C("/" + r.name + "/agree", Op::Eq, true, Scope::Gpu));
     v << (v.tellp() > 0 ? "; " : "") << r.name << " " << (agree ? "agrees" : "DIFFERS") << " ("
       << c[ApiClass::KernelLaunch] << " | " << k[ApiClass::KernelLaunch] << " launches)";
   }
   f.value = v.str();
-  if (!p.all.empty()) return "";
+  if (!f.data.empty()) return "";
   return why_not.empty() ? "the census did not run" : why_not;
 }
 
-// The lessons across variants, in order: id, title, pattern (the conditions every run has; the
-// measurement adds those of the variants that ran), the explanation, the measurement.
+// The measurements across variants: id, title, the explanation (what the result means,
+// whichever way it comes out), the measurement, how many "variants" it needs. Their patterns
+// are the chapter's (lessons.json, "across").
 struct AcrossFact {
   const char* id;
   const char* title;
-  Pattern pattern;
-  const char* explanation;  // what the result means, whichever way it comes out
+  const char* explanation;
   AcrossMeasure measure;
+  size_t min_variants;
 };
 const std::vector<AcrossFact>& across_facts() {
   static const std::vector<AcrossFact> kFacts = {
-      {"one_op",
-       "One op after the rewrite",
-       {"eager runs aten::matmul > aten::mm + aten::add; addmm runs one aten::addmm; the "
-        "AOTI wrapper calls the addmm shim (no matmul/mm/add); a graph replay runs no aten op",
-        "Inductor's rewrite of add(matmul(x, w), b) is addmm(b, x, w); torch::addmm does "
-        "it by hand, AOTInductor compiles it into a call of its C shim, a graph needs no op",
-        {}},
-       "the rewrite is real: one op does the work of three on the CPU side",
-       one_op},
-      {"launches",
-       "Launch calls per step: did they halve?",
-       {"eager 2 kernel launches; addmm and aoti 1 launch + 1 cudaMemcpyAsync; graph 1 "
-        "cudaGraphLaunch and no kernel launch",
-        "the rewrite removes the add kernel's launch but adds the bias copy; a graph "
-        "replays every kernel from one call",
-        {}},
+      {"one_op", "One op after the rewrite",
+       "the rewrite is real: one op does the work of three on the CPU side", one_op, 1},
+      {"launches", "Launch calls per step: did they halve?",
        "fewer launch calls, not less GPU work: the copy replaces the add kernel, and "
        "only the graph takes the launches off the CPU",
-       launches},
-      {"same_gemm",
-       "Same GEMM, no fused kernel",
-       {"addmm/aoti: a Memcpy DtoD of the bias before the only kernel, a GEMM with a "
-        "beta-add epilogue (_badd_ on Hopper) where eager's is beta-zero (_bz_)",
-        "addmm(b, x, w) = 1*b + x@w: cuBLAS copies b into the output, then accumulates "
-        "into it; no new kernel is generated for the add",
-        {}},
+       launches, 0},
+      {"same_gemm", "Same GEMM, no fused kernel",
        "the 'fusion' is the GEMM's epilogue reading the output it writes: same tile "
        "shape, different epilogue, plus a copy; no fused kernel was generated",
-       same_gemm},
-      {"cpu_per_step",
-       "CPU time per step: what a CUDA graph saves",
-       {"at 64x64 a graph replay costs the CPU >= 4x less than eager; the AOTI runner "
-        "costs more than torch::addmm",
-        "H200 probe: eager ~39 us, addmm ~24 us, AOTI ~50 us, graph replay ~8.5 us per "
-        "step (unprofiled); 4x leaves margin for a noisy machine",
-        {}},
+       same_gemm, 0},
+      {"cpu_per_step", "CPU time per step: what a CUDA graph saves",
        "the CPU pays per op and per launch; a graph replay pays once per step, the "
        "AOTI runner adds its own bookkeeping (and waits, see below)",
-       cpu_per_step},
-      {"aoti_waits",
-       "The AOTI runner checks on its previous run every step",
-       {"each AOTI step calls cudaEventQuery or cudaEventSynchronize",
-        "one model instance: before reusing it the runner checks that the previous run "
-        "finished (cudaEventQuery) and waits if not (cudaEventSynchronize)",
-        {C("/aoti/event_waits", Op::Ge, 1, Scope::Gpu)}},
+       cpu_per_step, 0},
+      {"aoti_waits", "The AOTI runner checks on its previous run every step",
        "with one runner the CPU cannot queue step i+1 before step i finished: CPU and "
        "GPU take turns (num_runners > 1 lets them overlap)",
-       aoti_waits},
-      {"census_vs_kineto",
-       "CUPTI launch census agrees with the trace",
-       {"per step, the census counts the same kernel launches, graph launches, copies, "
-        "memsets and occupancy queries as the Kineto trace",
-        "two independent counters of the same API calls; synchronizations are shown "
-        "but not compared (how often the AOTI runner waits depends on timing)",
-        {}},
-       "Kineto's launch rows are the same calls the CUPTI callbacks see",
-       census_vs_kineto},
+       runner_waits, 1},
+      {"census_vs_kineto", "CUPTI launch census agrees with the trace",
+       "Kineto's launch rows are the same calls the CUPTI callbacks see", census_vs_kineto, 0},
   };
   return kFacts;
 }
+
+const AcrossFact* find_across_fact(std::string_view id) {
+  for (const auto& af : across_facts())
+    if (af.id == id) return &af;
+  return nullptr;
+}
+
+// The conditions judged on this fact's data: those whose "when" pointers it has, with their
+// "value_at" values read from it.
+std::vector<Condition> conditions_here(const AcrossLesson& l, const json& data) {
+  std::vector<Condition> out;
+  for (const auto& c : l.all) {
+    bool here = true;
+    for (const auto& w : c.when) here = here && data.contains(json::json_pointer(w));
+    if (!here) continue;
+    out.push_back(c.condition);
+    if (!c.value_at.empty()) out.back().value = data.at(json::json_pointer(c.value_at));
+  }
+  return out;
+}
 }  // namespace
+
+AcrossSpec parse_across_spec(const json& j, const std::string& source, const std::string& chapter) {
+  const JsonWhere top = JsonWhere{source, "", ""}.in("across");
+  if (!j.is_object()) top.fail("must be an object {\"title\", \"lessons\"}");
+  json_known_keys(j, {"about", "title", "lessons"}, top);
+  json_lines(j, "about", top, false);
+  AcrossSpec spec;
+  spec.chapter = chapter;
+  spec.title = json_text(j, "title", top);
+  json_each_object(
+      j, "lessons", top, "a lesson {\"fact\", \"text\", \"why\", \"all\"}",
+      [&](const json& l, const JsonWhere& w) {
+        json_known_keys(l, {"fact", "variants", "text", "why", "all"}, w);
+        AcrossLesson lesson;
+        lesson.fact = json_text(l, "fact", w);
+        const AcrossFact* af = find_across_fact(lesson.fact);
+        if (!af) {
+          std::string known;
+          for (const auto& f : across_facts()) known += (known.empty() ? "" : ", ") + std::string(f.id);
+          w.in("fact").fail("unknown lesson across variants '" + lesson.fact + "' (known: " + known + ")");
+        }
+        if (l.contains("variants")) {
+          if (!l["variants"].is_array()) w.in("variants").fail("must be an array of variant names");
+          for (const auto& v : l["variants"]) {
+            if (!v.is_string() || v.get<std::string>().empty())
+              w.in("variants").fail("must be an array of variant names");
+            lesson.variants.push_back(v.get<std::string>());
+          }
+        }
+        if (lesson.variants.size() < af->min_variants)
+          w.in("variants").fail("'" + lesson.fact + "' needs the variants it reads");
+        if (lesson.fact == "cpu_per_step")
+          for (const auto& v : lesson.variants)
+            if (v.find('/') == std::string::npos || v.front() == '/' || v.back() == '/')
+              w.in("variants").fail("'" + v + "': cpu_per_step's variants are ratios \"A/B\"");
+        // The pattern's own form (workbook/pattern_json.hpp), with "when" and "value_at" read here.
+        json pattern = {{"text", l.value("text", json())}, {"all", json::array()}};
+        if (l.contains("why")) pattern["why"] = l["why"];
+        std::vector<std::vector<std::string>> whens;
+        std::vector<std::string> value_ats;
+        if (l.contains("all") && !l["all"].is_array()) w.in("all").fail("must be an array of conditions");
+        for (json c : l.value("all", json::array())) {
+          std::vector<std::string> when;
+          std::string value_at;
+          if (c.is_object() && c.contains("when")) {
+            const json& wj = c["when"];
+            for (const auto& p : wj.is_array() ? wj : json::array({wj})) {
+              if (!p.is_string() || p.get<std::string>().rfind('/', 0) != 0)
+                w.in("all").fail("\"when\" must be a JSON pointer or an array of them, e.g. \"/eager\"");
+              when.push_back(p.get<std::string>());
+            }
+            c.erase("when");
+          }
+          if (c.is_object() && c.contains("value_at")) {
+            if (!c["value_at"].is_string() || c["value_at"].get<std::string>().rfind('/', 0) != 0)
+              w.in("all").fail("\"value_at\" must be a JSON pointer into the fact's data");
+            if (c.contains("value")) w.in("all").fail("a condition has \"value\" or \"value_at\", not both");
+            value_at = c["value_at"].get<std::string>();
+            c.erase("value_at");
+            c["value"] = nullptr;  // read from the data when judged
+          }
+          pattern["all"].push_back(std::move(c));
+          whens.push_back(std::move(when));
+          value_ats.push_back(std::move(value_at));
+        }
+        const Pattern p = read_pattern(pattern, w);
+        lesson.text = p.text;
+        lesson.why = p.why;
+        for (size_t i = 0; i < p.all.size(); ++i) lesson.all.push_back({p.all[i], whens[i], value_ats[i]});
+        spec.lessons.push_back(std::move(lesson));
+      });
+  return spec;
+}
 
 ClassCounts census_step(const std::vector<ApiCounts>& steps) {
   std::vector<ApiCounts> visible;
@@ -426,11 +450,11 @@ ClassCounts census_step(const std::vector<ApiCounts>& steps) {
   return median_step(visible);
 }
 
-LessonsReport check_across(const std::vector<VariantRun>& runs, const Problem& problem,
-                           const std::string& annotation) {
+LessonsReport check_across(const AcrossSpec& spec, const std::vector<VariantRun>& runs,
+                           const Problem& problem, const std::string& annotation) {
   LessonsReport rep;
-  rep.chapter = "05_compiled_addmm (across variants)";
-  rep.title = "one op, the same GEMM, fewer launches, and what a CUDA graph saves";
+  rep.chapter = spec.chapter + " (across variants)";
+  rep.title = spec.title;
   rep.options.problem = problem;
   rep.options.annotation = annotation;
 
@@ -439,24 +463,19 @@ LessonsReport check_across(const std::vector<VariantRun>& runs, const Problem& p
   for (const auto& r : runs)
     if (r.unavailable.empty() && r.trace) {
       sum[r.name] = summarize_variant(r, annotation);
-      if (!any || r.name == "eager") any = &*r.trace;
+      if (!any) any = &*r.trace;  // the first variant's trace (the baseline) sets the device scope
     }
   const Trace empty;
   const Trace& scope_trace = any ? *any : empty;
-  rep.source = "out/05_compiled_addmm/<variant>/trace.json";
+  rep.source = "out/" + spec.chapter + "/<variant>/trace.json";
   rep.device = scope_trace.devices.empty() ? (scope_trace.has_device_activity() ? "GPU" : "CPU only")
                                            : scope_trace.devices.front().name;
-  const Across in{runs,
-                  sum,
-                  sum.count("eager") > 0,
-                  sum.count("addmm") > 0,
-                  sum.count("aoti") > 0,
-                  sum.count("graph") > 0};
-  for (const AcrossFact& af : across_facts()) {
+  for (const AcrossLesson& lesson : spec.lessons) {
+    const AcrossFact& af = *find_across_fact(lesson.fact);  // parse_across_spec checked it
     Fact f = fact(af.id, af.title);
-    Pattern p = af.pattern;
     f.explanation = af.explanation;
-    const std::string why_not = af.measure(in, f, p);
+    const std::string why_not = af.measure(Across{runs, sum, lesson.variants}, f);
+    const Pattern p{lesson.text, lesson.why, conditions_here(lesson, f.data)};
     if (!why_not.empty()) {
       f.measured = false;
       f.explanation = why_not;

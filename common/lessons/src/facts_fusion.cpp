@@ -1,5 +1,5 @@
 // Chapter 07's fusion facts: does fusing gelu*mul pay, judged on measured kernel time, not on a
-// kernel's name (issue 28).
+// kernel's name.
 //
 //   fusion_pays            the step's pointwise device time against the eager variant's gelu + mul
 //                          from the same run (FactOptions::reference: eager's trace), with the GEMMs
@@ -12,7 +12,7 @@
 //                          idle before each step's first kernel
 //
 // None has a threshold of its own: the patterns are in chapters/07_geglu_mlp/lessons.json.
-// Registered in lessons.cpp (view_facts()); chapter-only (lesson_specs.cpp: chapter_only).
+// Registered at the end of this file (fusion_facts()); chapter-only (ViewFact::chapter_only).
 #include <fmt/format.h>
 
 #include <map>
@@ -203,6 +203,65 @@ std::string measure_runner_waits(const View& v, const FactOptions&, Fact& f) {
                          ? "the step waits for the previous run's GPU work before it enqueues its own: "
                            "CPU and GPU take turns, and the GPU idles while the CPU enqueues"
                          : "no waits: the CPU enqueues the next step while the GPU still runs this one");
+}
+
+// The registry's entries of this file's facts (fact_view.hpp: ViewFact): id, title, why a
+// CPU-only trace has nothing to measure, the measurement, what the default pattern's verdict
+// means, the teaching order, the default pattern, whether it is about a chapter's workload only,
+// and the docs/cheatsheet.md rows that name it first.
+const std::vector<ViewFact>& fusion_facts() {
+  static const std::vector<ViewFact> kFacts = {
+      {"fusion_pays",
+       "Fusion pays: the fused kernel's time vs eager's gelu + mul",
+       "CPU-only trace: no pointwise kernels to time",
+       measure_fusion_pays,
+       {},
+       230,
+       R"json({"text": "judged by a chapter's lessons.json (chapter 07): the fused kernel's time against eager's, no threshold here",
+ "why": "the comparison needs the eager variant of the same run as the reference",
+ "all": [
+      {"key": "/speedup_vs_eager", "op": ">", "value": 0, "scope": "gpu"}
+ ]})json",
+       true,
+       {{"**Does the fusion pay?**",
+         "the fused kernel's `CUDA time avg` against eager's `gelu` + `mul` rows from the same run, with the "
+         "GEMM rows equal in both (same clocks)",
+         "one pointwise bar where eager has two, and shorter than their sum",
+         "07",
+         {"pointwise_bytes_bound"}}}},
+      {"pointwise_bytes_bound",
+       "Pointwise bytes: the most HBM could have moved in the kernels' time",
+       "CPU-only trace: no pointwise kernels to time",
+       measure_pointwise_bytes_bound,
+       {},
+       240,
+       R"json({"text": "judged by a chapter's lessons.json (chapter 07): time x the datasheet's bandwidth bounds the bytes a kernel moved",
+ "why": "descriptive: a chapter states how many intermediates may fit",
+ "all": [
+      {"key": "/max_intermediates_at_peak", "op": ">", "value": 0, "scope": "gpu"}
+ ]})json",
+       true,
+       {}},
+      {"runner_waits",
+       "Waits per step: the CPU blocked on the GPU",
+       "CPU-only trace: no CUDA calls to wait in",
+       measure_runner_waits,
+       {},
+       250,
+       R"json({"text": "judged by a chapter's lessons.json (chapter 07): waits per step",
+ "why": "cudaEventQuery/cudaEventSynchronize inside a step block the CPU until earlier GPU work is done",
+ "all": [
+      {"key": "/waits_per_step", "op": ">=", "value": 0, "scope": "gpu"}
+ ]})json",
+       true,
+       {{"**The CPU waits inside a step**",
+         "`cudaEventSynchronize` / `cudaEventQuery` rows with large Self CPU, once per step (an AOTI runner "
+         "checking on its previous run)",
+         "a long sync bar on the CPU row of every step; the GPU idles between the steps while the CPU then "
+         "enqueues",
+         "07",
+         {}}}}};
+  return kFacts;
 }
 
 }  // namespace wb

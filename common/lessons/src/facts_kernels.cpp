@@ -3,8 +3,8 @@
 //
 //   kernel_footprint, kernel_durations
 //
-// Registered in lessons.cpp (view_facts()); their default patterns are in
-// common/lessons/data/cheatsheet.json, the chapters' in chapters/NN_name/lessons.json.
+// Registered at the end of this file (kernels_facts(), each entry with its default pattern); the
+// chapters' patterns are in chapters/NN_name/lessons.json.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -106,6 +106,51 @@ std::string measure_kernel_durations(const View& v, const FactOptions& o, Fact& 
       by_name.size(), by_name.size() == 1 ? "" : "s", outliers, outliers == 1 ? "" : "s", o.outlier_factor,
       total > 0 ? 100 * gemm / total : 0);
   return kMeasured;
+}
+
+// The registry's entries of this file's facts (fact_view.hpp: ViewFact): id, title, why a
+// CPU-only trace has nothing to measure, the measurement, what the default pattern's verdict
+// means, the teaching order, the default pattern, whether it is about a chapter's workload only,
+// and the docs/cheatsheet.md rows that name it first.
+const std::vector<ViewFact>& kernels_facts() {
+  static const std::vector<ViewFact> kFacts = {
+      {"kernel_footprint",
+       "Kernel footprint: registers, shared memory, grid, block",
+       "CPU-only trace: no kernels",
+       measure_kernel_footprint,
+       {},
+       70,
+       R"json({"text": "heavy vs light: the GEMM uses >= 2x the registers/thread of the elementwise kernel",
+ "why": "tensor-core GEMMs use 150-250 registers/thread, elementwise kernels ~20-40",
+ "all": [
+      {"key": "/gemm_over_elementwise_registers", "op": ">=", "value": 2, "scope": "gpu"}
+ ]})json",
+       false,
+       {{"**Heavy vs light kernel**",
+         "(not in the table)",
+         "a kernel's args: registers per thread, shared memory, grid, block",
+         "01, 03",
+         {}}}},
+      {"kernel_durations",
+       "Kernel duration distribution",
+       "CPU-only trace: no kernels",
+       measure_kernel_durations,
+       {"the same kernel on the same data ran slower at times (clocks, power, other work): read the "
+        "distribution, not the mean",
+        "each kernel runs in a steady time"},
+       100,
+       R"json({"text": "same kernel varying: some run > {outlier_factor}x its median",
+ "why": "MAD is 0 for a handful of identical samples, so a ratio to the median is steadier than median + k*MAD",
+ "all": [
+      {"key": "/outliers", "op": ">", "value": 0, "scope": "gpu"}
+ ]})json",
+       false,
+       {{"**Variance: read the distribution**",
+         "`CUDA time avg` hides the spread",
+         "the same kernel with different widths across steps",
+         "04",
+         {}}}}};
+  return kFacts;
 }
 
 }  // namespace wb

@@ -5,8 +5,8 @@
 //
 //   dispatch_chain, batch_chain, launch_path, copies_next_to_launch, launch_latency
 //
-// Registered in lessons.cpp (view_facts()); their default patterns are in
-// common/lessons/data/cheatsheet.json, the chapters' in chapters/NN_name/lessons.json.
+// Registered at the end of this file (launches_facts(), each entry with its default pattern); the
+// chapters' patterns are in chapters/NN_name/lessons.json.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -327,6 +327,116 @@ std::string measure_launch_latency(const View& v, const FactOptions&, Fact& f) {
                         groups.front().first, us_str(last), groups.back().first, first > 0 ? last / first : 0,
                         us_str(f.data["max_us"].get<double>()));
   return kMeasured;
+}
+
+// The registry's entries of this file's facts (fact_view.hpp: ViewFact): id, title, why a
+// CPU-only trace has nothing to measure, the measurement, what the default pattern's verdict
+// means, the teaching order, the default pattern, whether it is about a chapter's workload only,
+// and the docs/cheatsheet.md rows that name it first.
+const std::vector<ViewFact>& launches_facts() {
+  static const std::vector<ViewFact> kFacts = {
+      {"dispatch_chain",
+       "Dispatch chain: annotation down to kernels",
+       "",
+       measure_dispatch_chain,
+       {},
+       40,
+       R"json({"text": "the '{annotation}' annotation has a call tree",
+ "why": "descriptive: chapters state which chain they expect",
+ "all": [
+      {"key": "/instances", "op": ">=", "value": 1}
+ ]})json",
+       false,
+       {{"**The dispatch chain**",
+         "one row per layer: annotation, `aten::` ops, launch call, kernel",
+         "nested CPU bars over the launch, an arrow down to the kernel",
+         "01, 03, 05",
+         {}},
+        {"**Shape ops (views)**",
+         "`aten::expand`, `aten::reshape`, `aten::view`, `aten::as_strided` rows with 2 calls per step",
+         "thin bars under `aten::matmul` before the GEMM op",
+         "03",
+         {"hot_ops"}}}},
+      {"launch_path",
+       "Launch path per kernel and occupancy queries",
+       "CPU-only trace: nothing was launched",
+       measure_launch_path,
+       {"an occupancy query before a launch marks a heavy kernel whose launch is sized at run time "
+        "(on Hopper: first call only)",
+        "launches go straight out: no run-time occupancy sizing"},
+       50,
+       R"json({"text": "heavy adaptive kernel: an occupancy query precedes some launch",
+ "why": "the cheatsheet's rule; the A100 showed it on every GEMM, the H200 only cold",
+ "all": [
+      {"key": "/occupancy_queries", "op": ">", "value": 0, "scope": "gpu"}
+ ]})json",
+       false,
+       {{"**Launch path**",
+         "`cuLaunchKernelEx` vs `cudaLaunchKernel` rows; `cudaOccupancy...` rows if any",
+         "the call under each op that owns the arrow to a kernel",
+         "01, 02",
+         {}}}},
+      {"copies_next_to_launch",
+       "Copies and memsets next to a kernel launch",
+       "CPU-only trace: no device copies",
+       measure_copies_next_to_launch,
+       {},
+       60,
+       R"json({"text": "a cudaMemcpyAsync/cudaMemsetAsync hides next to a kernel launch",
+ "why": "the cheatsheet's rule: count copies/memsets issued by an op that also launches",
+ "all": [
+      {"key": "/copies", "op": ">", "value": 0, "scope": "gpu"}
+ ]})json",
+       false,
+       {{"**Copies beside a launch**",
+         "`Memcpy DtoD` / `Memset` rows with the GEMM's call count",
+         "a copy or memset bar right before the GEMM",
+         "04, 05",
+         {}}}},
+      {"launch_latency",
+       "Launch-to-start latency (CPU running ahead)",
+       "CPU-only trace: nothing was launched",
+       measure_launch_latency,
+       {"each step's kernels wait longer than the last step's: the CPU runs ahead and the launch "
+        "queue fills (the GPU is the bottleneck)",
+        "kernels start soon after their launch: the GPU keeps up with the CPU"},
+       80,
+       R"json({"text": "CPU runs ahead: the shortest launch-to-start wait grows >= 3x from the first step to the last",
+ "why": "at 64 it stays near ten us in every step; a filling queue grows it ~10x in 3 steps",
+ "all": [
+      {"key": "/growth", "op": ">=", "value": 3, "scope": "gpu"}
+ ]})json",
+       false,
+       {{"**CPU running ahead**",
+         "a large Self CPU on `cudaDeviceSynchronize`",
+         "launch-to-kernel arrows get longer step after step; CPU steps end long before their kernels",
+         "04",
+         {"end_sync"}},
+        {"**GPU keeping up**",
+         "a small `cudaDeviceSynchronize`",
+         "each kernel starts soon after its launch, the same in every step",
+         "01, 02",
+         {"end_sync"}}}},
+      {"batch_chain",
+       "A batch axis in the dispatch chain (vs the 2-D run)",
+       "",
+       measure_batch_chain,
+       {},
+       180,
+       R"json({"text": "the batched run dispatches aten::bmm and runs >= 2x the CPU ops of the 2-D one",
+ "why": "matmul reshapes and expands batched operands around one bmm call",
+ "all": [
+      {"key": "/batched/gemm_op", "op": "==", "value": "aten::bmm"},
+      {"key": "/ops_ratio", "op": ">=", "value": 2}
+ ]})json",
+       true,
+       {{"**A batch axis in the chain**",
+         "`aten::bmm` instead of `aten::mm`, with `aten::expand`, `aten::reshape`, `aten::_unsafe_view` "
+         "around it: more calls per step than the 2-D run",
+         "still one GEMM kernel per step, with a wider grid",
+         "03",
+         {}}}}};
+  return kFacts;
 }
 
 }  // namespace wb

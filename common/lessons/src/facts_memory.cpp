@@ -528,21 +528,132 @@ std::string measure_region_allocations(const View& v, const FactOptions&, Fact& 
 
 }  // namespace
 
-const std::vector<ViewFact>& memory_view_facts() {
-  // Their default patterns: common/lessons/data/cheatsheet.json.
+// The registry's entries of this file's facts (fact_view.hpp: ViewFact): id, title, why a
+// CPU-only trace has nothing to measure, the measurement, what the default pattern's verdict
+// means, the teaching order, the default pattern, whether it is about a chapter's workload only,
+// and the docs/cheatsheet.md rows that name it first.
+const std::vector<ViewFact>& memory_facts() {
   static const std::vector<ViewFact> kFacts = {
-      {"memory_peak", "Memory peak, and the op at which it occurs", "", measure_memory_peak, {}},
+      {"memory_peak",
+       "Memory peak, and the op at which it occurs",
+       "",
+       measure_memory_peak,
+       {},
+       260,
+       R"json({"text": "profile_memory: the trace has a peak",
+ "why": "descriptive: chapters state where they expect it",
+ "all": [
+      {"key": "/peak_bytes", "op": ">", "value": 0}
+ ]})json",
+       false,
+       {{"**Memory: the peak and where it is** (profile_memory)",
+         "the `CPU Mem` / `CUDA Mem` columns: an op's memory is what was allocated while it ran (frees count "
+         "negative), `Self ... Mem` less its children's; a region that frees more than it allocates is "
+         "negative",
+         "`timeline`'s memory lane under the steps: allocated (and reserved, dashed), the peak marked",
+         "08",
+         {}}}},
       {"memory_per_step",
        "Allocations per step; do warm steps still call the device allocator?",
        "",
        measure_memory_per_step,
-       {}},
-      {"activations_held", "Activations held from forward to backward", "", measure_activations_held, {}},
-      {"optimizer_state", "Optimizer state appears at its first step", "", measure_optimizer_state, {}},
-      {"short_lived", "Largest short-lived allocations", "", measure_short_lived, {}},
-      {"inplace_alloc", "In-place ops allocate nothing", "", measure_inplace_alloc, {}},
-      {"region_allocations", "What each annotated region allocates", "", measure_region_allocations, {}},
-  };
+       {},
+       270,
+       R"json({"text": "warm steps still grow the caching allocator (reserved grows or cudaMalloc after the first step)",
+ "why": "a warm loop is served from the allocator's cache; growth after the first step means new shapes or a leak",
+ "all": [
+      {"key": "/warm_reserved_growth", "op": ">", "value": 0, "scope": "gpu"}
+ ]})json",
+       false,
+       {{"**Caching allocator: warm steps reuse**",
+         "(not in the table)",
+         "reserved (dashed) rises in the first step only; `cudaMalloc` rows in the first step only",
+         "08",
+         {}}}},
+      {"activations_held",
+       "Activations held from forward to backward",
+       "",
+       measure_activations_held,
+       {},
+       280,
+       R"json({"text": "the backward frees >= half of what the forward kept",
+ "why": "autograd frees each saved tensor once its backward node has run",
+ "all": [
+      {"key": "/forward_held_bytes", "op": ">", "value": 0},
+      {"key": "/released_share", "op": ">=", "value": 0.5}
+ ]})json",
+       false,
+       {{"**Activations held for the backward**",
+         "the forward's ops' `CUDA Mem` adds up; the backward's `Self ... Mem` is negative",
+         "the memory lane climbs through the forward and falls through the backward",
+         "08",
+         {"region_allocations"}}}},
+      {"optimizer_state",
+       "Optimizer state appears at its first step",
+       "",
+       measure_optimizer_state,
+       {},
+       290,
+       R"json({"text": "the first optimizer step keeps memory, later ones keep none",
+ "why": "Adam's exp_avg and exp_avg_sq are created once",
+ "all": [
+      {"key": "/first_kept_bytes", "op": ">", "value": 0},
+      {"key": "/later_kept_bytes", "op": "==", "value": 0}
+ ]})json",
+       false,
+       {{"**Optimizer state appears once**",
+         "the optimizer's row keeps memory in the first step only",
+         "a step up in the memory lane at the first optimizer step that never comes down",
+         "08",
+         {}}}},
+      {"short_lived",
+       "Largest short-lived allocations",
+       "",
+       measure_short_lived,
+       {},
+       300,
+       R"json({"text": "some buffer is allocated and freed within its step",
+ "why": "descriptive: chapters state the size they expect",
+ "all": [
+      {"key": "/count", "op": ">", "value": 0}
+ ]})json",
+       false,
+       {{"**Short-lived buffers**",
+         "large `... Mem` on an op whose parent's total is 0",
+         "a spike in the memory lane within one step",
+         "08",
+         {}}}},
+      {"inplace_alloc",
+       "In-place ops allocate nothing",
+       "",
+       measure_inplace_alloc,
+       {},
+       310,
+       R"json({"text": "in-place ops allocate 0 bytes",
+ "why": "an in-place op writes into its input",
+ "all": [
+      {"key": "/inplace_calls", "op": ">", "value": 0},
+      {"key": "/inplace_alloc_bytes", "op": "==", "value": 0}
+ ]})json",
+       false,
+       {{"**In-place allocates nothing**",
+         "an `aten::*_` row with `0 B`",
+         "no step in the memory lane while it runs",
+         "08",
+         {}}}},
+      {"region_allocations",
+       "What each annotated region allocates",
+       "",
+       measure_region_allocations,
+       {},
+       320,
+       R"json({"text": "some annotated region allocates",
+ "why": "descriptive: chapters state the bytes they expect per region",
+ "all": [
+      {"key": "/regions", "op": "!=", "value": {}}
+ ]})json",
+       false,
+       {}}};
   return kFacts;
 }
 

@@ -5,8 +5,8 @@
 //
 //   overhead_bound, cpu_shares, step_cpu, hot_ops, compile_markers
 //
-// Registered in lessons.cpp (view_facts()); their default patterns are in
-// common/lessons/data/cheatsheet.json, the chapters' in chapters/NN_name/lessons.json.
+// Registered at the end of this file (overhead_facts(), each entry with its default pattern); the
+// chapters' patterns are in chapters/NN_name/lessons.json.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -63,6 +63,27 @@ std::string measure_overhead_bound(const View& v, const FactOptions&, Fact& f) {
                               v.at(win.start), v.at(win.end)));
   add_evidence(f,
                fmt::format("{} device events in the window, busy (union) {}", v.device.size(), us_str(busy)));
+  // Per CUDA graph replay launched in the window: the GPU's busy share from the replay's first
+  // kernel to its last. The window's figure above also counts the gaps between replays, and
+  // replays launched before the window whose kernels run inside it.
+  std::vector<double> per_replay, replay_us;
+  for (EventIdx g : m.find("cudaGraphLaunch")) {
+    if (m.at(g).start_ns < win.start || m.at(g).start_ns > win.end) continue;
+    const std::vector<EventIdx> ks = m.launched(g);
+    if (ks.empty()) continue;
+    Interval r{m.at(ks.front()).start_ns, m.at(ks.front()).end_ns()};
+    for (EventIdx k : ks) r.start = std::min(r.start, m.at(k).start_ns), r.end = std::max(r.end, m.at(k).end_ns());
+    if (r.end <= r.start) continue;
+    per_replay.push_back(static_cast<double>(union_ns(m, ks, r)) / static_cast<double>(r.end - r.start));
+    replay_us.push_back(us(r.end - r.start));
+  }
+  if (!per_replay.empty()) {
+    f.data["replays"] = static_cast<int>(per_replay.size());
+    f.data["gpu_busy_per_replay"] = r3(median(per_replay));
+    f.data["replay_span_us"] = r3(median(replay_us));
+    add_evidence(f, fmt::format("{} graph replays: median span {} first kernel to last, GPU busy {:.1f}% of it",
+                                per_replay.size(), us_str(median(replay_us)), 100 * median(per_replay)));
+  }
   return kMeasured;
 }
 
@@ -490,6 +511,117 @@ std::string measure_compile_markers(const View& v, const FactOptions&, Fact& f) 
                      : cache_hit   ? "compiled code ran from its cache (## Call CompiledFxGraph ## "
                                      "names the cached graph)"
                                    : "compiled region present");
+}
+
+// The registry's entries of this file's facts (fact_view.hpp: ViewFact): id, title, why a
+// CPU-only trace has nothing to measure, the measurement, what the default pattern's verdict
+// means, the teaching order, the default pattern, whether it is about a chapter's workload only,
+// and the docs/cheatsheet.md rows that name it first.
+const std::vector<ViewFact>& overhead_facts() {
+  static const std::vector<ViewFact> kFacts = {
+      {"overhead_bound",
+       "Overhead-bound vs compute-bound",
+       "",
+       measure_overhead_bound,
+       {"the CPU spends far longer issuing work than the GPU spends doing it: overhead-bound "
+        "(bigger work or fewer launches help)",
+        "the GPU's time is not small next to the CPU's: the device does real work (compute- or "
+        "memory-bound), though CPU overhead may still show"},
+       10,
+       R"json({"text": "overhead-bound: Self CUDA total < 0.1 x Self CPU total",
+ "why": "the cheatsheet's 'CPU total >> CUDA total'; 64x64 runs sit near 0.01",
+ "all": [
+      {"key": "/cuda_cpu_ratio", "op": "<", "value": 0.1, "scope": "gpu"}
+ ]})json",
+       false,
+       {{"**Overhead-bound**",
+         "Self CUDA total is a small fraction of Self CPU total",
+         "the GPU row is mostly empty; short kernels far apart",
+         "01, 02, 03",
+         {}},
+        {"**Compute-bound**",
+         "Self CUDA total close to Self CPU total (below it: the final `cudaDeviceSynchronize` is CPU time); "
+         "the GEMM row holds most of the CUDA time",
+         "the GPU row is nearly solid from its first kernel on",
+         "04",
+         {"kernel_durations"}}}},
+      {"hot_ops",
+       "Calls per step (hot loops)",
+       "",
+       measure_hot_ops,
+       {"a row with many calls per step is a hot loop: its per-call overhead adds up",
+        "every op runs a handful of times per step"},
+       130,
+       R"json({"text": "hot loop: some op is called >= 10 times per step",
+ "why": "the workload itself calls each op once or a few times per step",
+ "all": [
+      {"key": "/max_per_step", "op": ">=", "value": 10}
+ ]})json",
+       false,
+       {}},
+      {"compile_markers",
+       "torch.compile markers",
+       "",
+       measure_compile_markers,
+       {},
+       140,
+       R"json({"text": "compiled: TorchDynamo / Torch-Compiled Region / CompiledFxGraph rows appear",
+ "why": "these rows exist only when torch.compile wrapped the code",
+ "all": [
+      {"key": "/compiled", "op": "==", "value": true}
+ ]})json",
+       false,
+       {{"**torch.compile at work**",
+         "`TorchDynamo Cache Lookup`, `Torch-Compiled Region`, `AOTDispatcher Runtime Wrapper Prologue`, `## "
+         "Call CompiledFxGraph <hash> ##` rows, once per step each (`CompiledFunction` when training)",
+         "compiled regions wrapping `aten::addmm`; the same graph hash in every step: a cache hit",
+         "05",
+         {}}}},
+      {"step_cpu",
+       "CPU time per step, and where it goes",
+       "",
+       measure_step_cpu,
+       // The cause follows from what the trace shows (measure_step_cpu: outside_ops_cause).
+       {"most of the step's CPU time is spent outside its aten ops",
+        "the step's CPU time is mostly its aten ops and their launches"},
+       150,
+       R"json({"text": "layers around the ops: >= half of '{annotation}' is CPU time outside its aten ops",
+ "why": "eager code spends its annotation in the aten ops it calls; torch.compile's cache lookup, compiled region and wrappers (or a runner) add CPU time around one op",
+ "all": [
+      {"key": "/outside_ops_share", "op": ">=", "value": 0.5}
+ ]})json",
+       false,
+       {{"**Layers around the ops**",
+         "the annotation's CPU total well above its aten ops' totals (torch.compile's rows, a runner's "
+         "calls)",
+         "bars under the annotation that are not `aten::` ops take most of its width",
+         "05",
+         {}}}},
+      {"cpu_shares",
+       "Where a CPU step's time goes",
+       "",
+       measure_cpu_shares,
+       {"the arithmetic is the step: the run is compute-bound",
+        "a visible share of the step is dispatch and allocation: the work is small for the per-call "
+        "overhead",
+        "the arithmetic is the step: the run is compute-bound",
+        "a visible share of the step runs no compute op: dispatch, allocation and the code between "
+        "the ops; bigger work per op amortizes it"},
+       170,
+       R"json({"text": "compute-bound on the CPU: '{annotation}' outside its GEMM and add ops < 2% of it",
+ "why": "on a CPU the arithmetic runs inside the GEMM op and aten::add; the rest is dispatcher and allocation overhead",
+ "all": [
+      {"key": "/overhead_share", "op": "<", "value": 0.02}
+ ]})json",
+       false,
+       {{"**CPU edition: where a step goes**",
+         "the GEMM op's and `aten::add`'s CPU total next to the annotation's; on your own code, every "
+         "compute op's (convolution, normalization, pooling, reduction, attention, elementwise, copies: "
+         "`classify_op` in `workbook/rules.hpp` says how each is recognized)",
+         "on the CPU row the GEMM op's bar fills almost all of `matmul_add`",
+         "04",
+         {}}}}};
+  return kFacts;
 }
 
 }  // namespace wb

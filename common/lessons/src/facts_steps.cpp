@@ -5,8 +5,8 @@
 //
 //   step_widths, dead_window, kernel_gaps, end_sync, profiler_artefacts
 //
-// Registered in lessons.cpp (view_facts()); their default patterns are in
-// common/lessons/data/cheatsheet.json, the chapters' in chapters/NN_name/lessons.json.
+// Registered at the end of this file (steps_facts(), each entry with its default pattern); the
+// chapters' patterns are in chapters/NN_name/lessons.json.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -344,6 +344,105 @@ std::string measure_profiler_artefacts(const View& v, const FactOptions&, Fact& 
                        : fmt::format("{} one-time/profiler event{} ({} in total): {}", count,
                                      count == 1 ? "" : "s", us_str(total), join(keys(found), ", ", ""));
   return kMeasured;
+}
+
+// The registry's entries of this file's facts (fact_view.hpp: ViewFact): id, title, why a
+// CPU-only trace has nothing to measure, the measurement, what the default pattern's verdict
+// means, the teaching order, the default pattern, whether it is about a chapter's workload only,
+// and the docs/cheatsheet.md rows that name it first.
+const std::vector<ViewFact>& steps_facts() {
+  static const std::vector<ViewFact> kFacts = {
+      {"step_widths",
+       "ProfilerStep widths (cold start)",
+       "",
+       measure_step_widths,
+       {"the first recorded step is the widest: one-time costs when the process or the profiler is "
+        "cold (profiler_artefacts lists them), else the first recorded step's widening",
+        "steps take similar time: nothing one-time left in the window"},
+       20,
+       R"json({"text": "cold start: first active step >= 1.5 x the median of the others",
+ "why": "noise between warm steps stays well under 1.5x; a cold first step is 2-3x",
+ "all": [
+      {"key": "/first_over_median_rest", "op": ">=", "value": 1.5}
+ ]})json",
+       false,
+       {{"**Cold first step**",
+         "first-call rows (module loading, `cudaFuncSetAttribute`, occupancy queries) with `# of Calls` 1",
+         "the first `ProfilerStep` is the widest; a gap before the first op under the annotation",
+         "01, 02",
+         {"dead_window", "profiler_artefacts"}},
+        {"**Warm steady state**",
+         "no one-time rows; the same rows and call counts every step",
+         "the `ProfilerStep` bars are of similar width",
+         "02",
+         {"profiler_artefacts"}}}},
+      {"dead_window",
+       "Dead window: annotation start to its first op",
+       "",
+       measure_dead_window,
+       {"the first call starts its first op late: one-time setup (library handles, heuristics, lazy "
+        "loading) when profiler_artefacts finds it in the window, else the first recorded step's "
+        "widening",
+        "no one-time setup visible before the first op"},
+       30,
+       R"json({"text": "one-time setup: first gap >= 1.5 x the median later gap",
+ "why": "a cold first gap is 2-15x the later ones on the reference runs",
+ "all": [
+      {"key": "/first_over_median_later", "op": ">=", "value": 1.5}
+ ]})json",
+       false,
+       {}},
+      {"end_sync",
+       "End-of-window synchronization",
+       "CPU-only trace: no device to wait for",
+       measure_end_sync,
+       {"the wait is mostly idle GPU: it costs round-trip and flush time, not work",
+        "the CPU waits for queued GPU work to drain: the GPU is behind"},
+       90,
+       R"json({"text": "idle wait: the GPU is busy < 50% of the final sync",
+ "why": "at 64 the GPU has finished before the sync starts; at 4096 it is draining a queue for most of it",
+ "all": [
+      {"key": "/busy_during_sync_fraction", "op": "<", "value": 0.5, "scope": "gpu"}
+ ]})json",
+       false,
+       {}},
+      {"profiler_artefacts",
+       "Profiler artefacts and one-time setup",
+       "",
+       measure_profiler_artefacts,
+       {"these run once per process or are the profiler's own work: keep them out of what you "
+        "measure (warm up first)",
+        "the window holds only the workload"},
+       110,
+       R"json({"text": "one-time work in the window: module loading, attribute setup or profiler buffers appear",
+ "why": "any such event is a symptom; a warm steady-state window has none",
+ "all": [
+      {"key": "/count", "op": ">", "value": 0}
+ ]})json",
+       false,
+       {}},
+      {"kernel_gaps",
+       "GPU idle between the kernels of each step",
+       "CPU-only trace: no kernels",
+       measure_kernel_gaps,
+       {"one step's kernels wait longer for each other: look for a profiler event (Activity Buffer "
+        "Request) or one-time work in that step",
+        "the GPU idles about as long in every step"},
+       160,
+       R"json({"text": "an unusual gap: some step's largest gap > 2x the median step's and > 2 us above it",
+ "why": "the profiler's own buffer requests can open a gap between two kernels of a step",
+ "all": [
+      {"key": "/unusual_steps", "op": ">", "value": 0, "scope": "gpu"}
+ ]})json",
+       false,
+       {{"**GPU idle inside a step**",
+         "(not in the table)",
+         "one step's gap between two kernels is much wider than in the other steps; look at the CPU row "
+         "above it: a launch that came late (the first call of an op) or a profiler event (`Activity Buffer "
+         "Request`, on a row of its own)",
+         "02",
+         {"step_cpu"}}}}};
+  return kFacts;
 }
 
 }  // namespace wb

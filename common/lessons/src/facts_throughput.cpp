@@ -3,8 +3,8 @@
 //
 //   throughput
 //
-// Registered in lessons.cpp (view_facts()); its default pattern is in
-// common/lessons/data/cheatsheet.json, the chapters' in chapters/NN_name/lessons.json.
+// Registered at the end of this file (throughput_facts(), each entry with its default pattern); the
+// chapters' patterns are in chapters/NN_name/lessons.json.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -246,6 +246,32 @@ std::string measure_throughput(const View& v, const FactOptions& o, Fact& f) {
   return measured(f,
                   "percent of the datasheet peak: near it the kernel is compute- or "
                   "bandwidth-bound; far below it, the work is too small to fill the chip");
+}
+
+// The registry's entries of this file's facts (fact_view.hpp: ViewFact): id, title, why a
+// CPU-only trace has nothing to measure, the measurement, what the default pattern's verdict
+// means, the teaching order, the default pattern, whether it is about a chapter's workload only,
+// and the docs/cheatsheet.md rows that name it first.
+const std::vector<ViewFact>& throughput_facts() {
+  static const std::vector<ViewFact> kFacts = {
+      {"throughput",
+       "Achieved throughput vs the device's peak",
+       "",
+       measure_throughput,
+       {},
+       120,
+       R"json({"text": "the GEMM runs at >= 50% of the device's peak",
+ "why": "datasheet peaks are rarely exceeded; half of it means the chip is busy",
+ "all": [
+      {"key": "/gemm_pct_of_peak", "op": ">=", "value": 50, "scope": "gpu"}
+ ]})json",
+       false,
+       {{"**Near the chip's peak**",
+         "kernel time vs the napkin math's ideal time",
+         "long, back-to-back kernels",
+         "04, 05",
+         {}}}}};
+  return kFacts;
 }
 
 }  // namespace wb

@@ -503,7 +503,10 @@ int Run::exit_code(const RunOutputs& o) const {
 int Run::report_across(const std::vector<VariantRun>& runs, const std::string& annotation) {
   throw_if_interrupted("before writing the comparison");
   const Problem problem = Problem::square(cfg_.size, cfg_.batch, dtype_bytes());
-  const LessonsReport across = check_across(runs, problem, annotation);
+  const AcrossSpec* spec = find_across_spec(ch_.name());  // the chapter's lessons.json, "across"
+  if (!spec)
+    throw std::logic_error(ch_.name() + "'s lessons.json declares no lessons across variants (\"across\")");
+  const LessonsReport across = check_across(*spec, runs, problem, annotation);
   const std::string text = render_across(runs, across);
   {
     DirLock lock(cfg_.out);

@@ -7,7 +7,7 @@ hand: rerun this script.
 
   # CPU (any machine; the workbook's venv has torch 2.11 CPU):
   ~/.cache/libtorch-workbook/torch-2.11.0/bin/python tests/data/python/make_fixtures.py
-  # GPU (the H200: scripts/gpu/tools_fixtures.sh):
+  # GPU (the H200: scripts/gpu/python_fixtures.sh tools):
   python3 tests/data/python/make_fixtures.py --device cuda --out $OUT/python
   # A big trace for the bench (many steps; not committed):
   python make_fixtures.py --bench-steps 2000 --out /tmp/bench

@@ -7,7 +7,7 @@ saved trace. Never edit the outputs by hand: rerun this script.
 
   # CPU (any machine; the workbook's venv has torch 2.11 CPU):
   ~/.cache/libtorch-workbook/torch-2.11.0/bin/python tests/data/python/make_memory_fixtures.py
-  # GPU (the H200: scripts/gpu/memory_fixtures.sh):
+  # GPU (the H200: scripts/gpu/python_fixtures.sh memory):
   python3 tests/data/python/make_memory_fixtures.py --device cuda --out $OUT/python
   # A big trace for bench/bench_tools (many steps; not committed):
   python make_memory_fixtures.py --bench-steps 200 --out /tmp/bench

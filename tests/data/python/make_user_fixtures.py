@@ -16,7 +16,7 @@ this script.
 
   # CPU (any machine; the workbook's venv has torch 2.11 CPU):
   ~/.cache/libtorch-workbook/torch-2.11.0/bin/python tests/data/python/make_user_fixtures.py
-  # GPU (the H200: scripts/gpu/user_fixtures.sh):
+  # GPU (the H200: scripts/gpu/python_fixtures.sh user):
   python3 tests/data/python/make_user_fixtures.py --device cuda --out $OUT/python
 
 Written (<dev> = cpu or cuda):

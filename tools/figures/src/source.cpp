@@ -9,6 +9,7 @@
 
 #include "util.hpp"
 #include "workbook/figures.hpp"
+#include "workbook/lessons.hpp"  // cheatsheet_markdown()
 
 namespace fs = std::filesystem;
 
@@ -283,6 +284,12 @@ void one_line(State& st, const std::string& line) {
     return;
   }
   if (st.in_code) return code_line(st, line);
+  if (trim(line) == "{{cheatsheet}}") {  // the lesson facts' cheatsheet table, from their registry
+    st.source_out.push_back(line);
+    for (auto& l : split(cheatsheet_markdown(), '\n')) st.page_out.push_back(l);
+    st.skip_blank = false;
+    return;
+  }
   LineOut out = prose_line(st, line);
   st.source_out.push_back(out.source);
   const bool blank = trim(line).empty();

@@ -9,15 +9,16 @@
 #include <vector>
 
 #include "workbook/figures.hpp"
+#include "workbook/fs_util.hpp"
 
 namespace wb::figures::detail {
 
 inline std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw FigureError("cannot read " + p.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  try {
+    return read_file(p);
+  } catch (const std::runtime_error&) {
+    throw FigureError("cannot read " + p.string());
+  }
 }
 
 inline std::vector<std::string> split(std::string_view s, char sep) {

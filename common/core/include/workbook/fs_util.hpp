@@ -7,6 +7,10 @@
 
 namespace wb {
 
+// A whole file's bytes, the workbook's one way of reading a file. Throws std::runtime_error
+// ("cannot open PATH") when it cannot be opened.
+std::string read_file(const std::filesystem::path& path);
+
 // Writes `content` to a temp file next to `path`, flushes it, then renames it into place:
 // readers see the old file or the new one, never a torn one. Throws std::runtime_error.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);

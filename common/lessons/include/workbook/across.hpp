@@ -4,7 +4,7 @@
 // (comparison.txt / comparison.json), fails --check and is --compare'd like every lesson.
 //
 //   std::vector<wb::VariantRun> runs = ...;          // one per variant: its trace, timing, census
-//   wb::LessonsReport r = wb::check_across(runs, problem);
+//   wb::LessonsReport r = wb::check_across(*wb::find_across_spec(chapter), runs, problem);
 //   std::cout << wb::render_across(runs, r);          // table, napkin math, the lessons
 //
 // Torch-free: the inputs are traces (recorded or live), CPU times and census counts, so the
@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "workbook/cupti_census.hpp"
@@ -59,18 +60,40 @@ struct VariantSummary {
 };
 VariantSummary summarize_variant(const VariantRun& r, const std::string& annotation = "matmul_add");
 
-// The lessons that compare variants (chapter 05's comparison.json):
-//   one_op            eager keeps matmul + mm + add; addmm is one op; the AOTI wrapper calls the
-//                     addmm shim; a graph replay runs no aten op
-//   launches          eager 2 launches; addmm/aoti 1 + a copy; graph 1 cudaGraphLaunch
-//   same_gemm         addmm/aoti: a DtoD copy, then the same GEMM tile with a beta-add epilogue
-//   cpu_per_step      a graph replay >= 4x cheaper than eager (N=64); the AOTI runner > addmm
-//   aoti_waits        the AOTI runner queries/waits on its previous run every step
-//   census_vs_kineto  the CUPTI census counts what the trace shows
-// A condition about a variant that did not run is left out; a fact with nothing to judge is
-// not applicable.
-LessonsReport check_across(const std::vector<VariantRun>& runs, const Problem& problem,
-                           const std::string& annotation = "matmul_add");
+// The lessons that compare variants, declared in the chapter's lessons.json ("across": its
+// title and lessons, each a measurement below with the pattern it must match):
+//   one_op            the aten ops each variant runs under the annotation (per variant)
+//   launches          Kineto's launch, graph-launch, copy and memset calls per step (per variant)
+//   same_gemm         kernels per step, a DtoD copy before the GEMM, the GEMM's name (per variant)
+//   cpu_per_step      unprofiled CPU time per step, and the ratios "variants" names ("A/B")
+//   aoti_waits        the event queries and waits per step of the variant "variants" names
+//   census_vs_kineto  whether the CUPTI census counts what the trace shows (per variant)
+// A condition with "when" is judged only where the fact's data has every pointer it names (the
+// variant ran); a fact with nothing to judge is not applicable.
+struct AcrossCondition {
+  Condition condition;
+  std::vector<std::string> when;  // JSON pointers the fact's data must have
+  std::string value_at;           // non-empty: the condition's value is the data's at this pointer
+};
+struct AcrossLesson {
+  std::string fact;                   // one of the measurements above
+  std::vector<std::string> variants;  // the measurement's parameters (see above)
+  std::string text, why;
+  std::vector<AcrossCondition> all;
+};
+struct AcrossSpec {
+  std::string chapter;  // the folder whose lessons.json declares it
+  std::string title;
+  std::vector<AcrossLesson> lessons;
+};
+// The "across" object of chapters/NN_name/lessons.json; throws std::invalid_argument naming the
+// file and field on a malformed one.
+AcrossSpec parse_across_spec(const nlohmann::json& j, const std::string& source, const std::string& chapter);
+// The compiled-in chapters' declarations; nullptr: the chapter declares no lessons across variants.
+const AcrossSpec* find_across_spec(std::string_view chapter);
+
+LessonsReport check_across(const AcrossSpec& spec, const std::vector<VariantRun>& runs,
+                           const Problem& problem, const std::string& annotation = "matmul_add");
 
 // The side-by-side table: per step CPU and GPU time, ops, launches (trace | census).
 std::string side_by_side(const std::vector<VariantRun>& runs, const std::vector<VariantSummary>& sums);

@@ -14,11 +14,11 @@
 //   * a pattern: a stated condition on `data`, and whether it holds (Pass / Fail), or why it
 //     cannot be judged on this trace (NotApplicable: e.g. a GPU fact on a CPU-only trace),
 //   * evidence: the events, times and steps the value came from, so a reader can find them.
-// Each fact is judged by its default pattern, the cheatsheet's symptom, written once in
-// common/lessons/data/cheatsheet.json (e.g. "Self CUDA total < 0.1 x Self CPU total:
-// overhead-bound"); the fact's code has no threshold of its own, and its explanation reads that
-// verdict. A chapter's spec states the pattern it expects (ch04 expects the opposite:
-// compute-bound) and `apply_pattern` re-judges the fact.
+// Each fact is judged by its default pattern, the cheatsheet's symptom, written once in the
+// fact's registry entry beside its measurement (common/lessons/src/facts_*.cpp; e.g. "Self CUDA total < 0.1 x
+// Self CPU total: overhead-bound"); the fact's code has no threshold of its own, and its explanation reads
+// that verdict. A chapter's spec states the pattern it expects (ch04 expects the opposite: compute-bound) and
+// `apply_pattern` re-judges the fact.
 #pragma once
 
 #include <cstdint>
@@ -136,15 +136,19 @@ struct FactOptions {
 };
 
 // ---- the facts (each applies its default pattern) -------------------------------------
-// One list, in teaching order: view_facts() in common/lessons/src/lessons.cpp (id, title, the
-// measurement; the default patterns are in common/lessons/data/cheatsheet.json). Ids: overhead_bound,
+// One registry, in teaching order: each common/lessons/src/facts_*.cpp lists its facts (id, title,
+// the measurement, the default pattern, the cheatsheet rows); lessons.cpp joins them. Ids: overhead_bound,
 // step_widths, dead_window, dispatch_chain, launch_path, ... (all_facts() lists them; docs/cheatsheet.md
 // explains each).
 struct FactInfo {
   std::string_view id;
   std::string_view title;
 };
-const std::vector<FactInfo>& all_facts();  // in teaching order
+const std::vector<FactInfo>& all_facts();
+// docs/cheatsheet.md's table, generated from the facts' registry (./workbook docs): a header,
+// then each fact's cheatsheet rows in teaching order (pattern | in the table | in the trace |
+// chapter | inspect rule), one line each, no trailing newline.
+std::string cheatsheet_markdown();  // in teaching order
 // Computes one fact by id; throws std::invalid_argument naming the known ids when unknown.
 Fact compute_fact(std::string_view id, const TraceModel& m, const FactOptions& o = {});
 

@@ -19,6 +19,8 @@
 //            when it stood between two blank lines)
 //   {{include docs/parity/h200/cpp_table.txt}}   alone on a line inside a fenced code block:
 //            the page quotes the file there, verbatim (trailing blank lines aside)
+//   {{cheatsheet}}   alone on a line: the lesson facts' cheatsheet table, generated from their
+//            registry (wb::cheatsheet_markdown(); docs/cheatsheet.src.md)
 // A line that is one whole HTML comment (<!-- ... -->) is a note for the source's authors (the
 // snippet check's <!-- snippet: FILE#NAME --> lines, tests/test_doc_snippets.cpp) and is left
 // out of the page as a marker-only line is.

@@ -12,7 +12,7 @@
 // depend only on the shapes, never on the values. (The tokens it generates are meaningless,
 // and greedy choices on near-flat logits are fragile: compare logits, not tokens.)
 //
-// Everything here is plain tensor ops, written as the probe wrote them (h200-part3/llm_probe.py):
+// Everything here is plain tensor ops, as a Python Llama block writes them (no fused kernels):
 // the small kernels they launch are what chapter 10 counts and then removes.
 #pragma once
 
@@ -124,8 +124,5 @@ struct LogitsMatch {
   double argmax_agree = 0;  // fraction of rows whose argmax is the same
 };
 LogitsMatch compare_logits(const torch::Tensor& a, const torch::Tensor& b);
-
-// printf-style formatting for the chapters' text (code that sees LibTorch does not use fmt).
-std::string strf(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
 }  // namespace llm

@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
-# Part 2 (issue 14) on the H200, in one go: builds chapters 06-07 (with their AOTI packages and the
+# Chapters 06-07 (nn.Linear, the GeGLU MLP) on the H200, in one go: builds chapters 06-07 (with their AOTI packages and the
 # hand-written CUDA kernel), their tests and the GeGLU bench; runs both chapters (every variant),
 # the [ch06]/[ch07] tests and the bench; packs everything into $OUT (at most 8 files come back).
 #
 # Here, once:   scripts/device-deps.sh                      (writes .deps/: the Debian C++ deps)
-# Device call:  run(command="scripts/gpu/part2.sh", carry=[".deps"], kind="nvidia-h200")
+# Device call:  run(command="scripts/gpu/linear_geglu_chapters.sh", carry=[".deps"], kind="nvidia-h200")
 #
-# The build folder lives outside the repository (BUILD_DIR, default /tmp/wb-part2-build), so it
-# never travels back and forth. Exit code: 0 when everything ran and passed, 1 otherwise (the
+# The build folder is BUILD_DIR (default build, which git ignores, so it never travels back).
+# Exit code: 0 when everything ran and passed, 1 otherwise (the
 # outputs are packed either way).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT="${OUT:-$PWD/out-part2}"
+OUT="${OUT:-$PWD/out-linear-geglu}"
 mkdir -p "$OUT"
-export BUILD_DIR="${BUILD_DIR:-/tmp/wb-part2-build}" JOBS="${JOBS:-$(nproc)}"
-stage=$(mktemp -d /tmp/wb-part2-out-XXXXXX)
+export BUILD_DIR="${BUILD_DIR:-build}" JOBS="${JOBS:-$(nproc)}"
+stage=$(mktemp -d)
 status=0
-step() { echo "[part2] $*" | tee -a "$stage/summary.txt" >&2; }
+step() { echo "[linear_geglu] $*" | tee -a "$stage/summary.txt" >&2; }
 
 step "host: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); $(nproc) cores"
 step "torch: $(python3 -c 'import torch;print(torch.__version__, torch.version.cuda)' 2>&1)"
@@ -61,9 +61,9 @@ fi
 
 # Pack: summary and bench in the clear, the rest in one tarball (big traces gzipped inside).
 find "$stage/chapters" -name 'trace.json' -size +1000k -exec gzip -9 {} + 2>/dev/null
-step "outputs: summary.txt, bench_geglu.md, part2.tar.gz (chapters/, logs, ctest.txt, manifests)"
+step "outputs: summary.txt, bench_geglu.md, linear_geglu.tar.gz (chapters/, logs, ctest.txt, manifests)"
 cp "$stage/summary.txt" "$OUT/summary.txt"
 [ -f "$stage/bench_geglu.md" ] && cp "$stage/bench_geglu.md" "$OUT/bench_geglu.md"
-tar -C "$stage" -czf "$OUT/part2.tar.gz" .
+tar -C "$stage" -czf "$OUT/linear_geglu.tar.gz" .
 rm -rf "$stage"
 exit $status

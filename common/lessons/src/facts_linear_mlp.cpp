@@ -6,8 +6,8 @@
 //   gemm_tiles         GEMMs with the same FLOPs picking different kernels (tiles), TFLOP/s each
 //   pointwise_traffic  the bytes the pointwise stage moves, in units of the [m, n] intermediate
 //
-// Registered with the other facts in lessons.cpp (view_facts()); judged by the chapter specs in
-// the chapters' lessons.json. Classification comes from workbook/rules.hpp, medians from workbook/stats.hpp.
+// Registered at the end of this file (linear_mlp_facts()); judged by the chapter specs in the
+// chapters' lessons.json. Classification comes from workbook/rules.hpp, medians from workbook/stats.hpp.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -316,6 +316,84 @@ std::string measure_pointwise_traffic(const View& v, const FactOptions& o, Fact&
                                  : "no gelu/mul stage recognised in the pointwise kernels";
   if (!peak) return fmt::format("unknown peak for '{}'", v.device_name());
   return kMeasured;
+}
+
+// The registry's entries of this file's facts (fact_view.hpp: ViewFact): id, title, why a
+// CPU-only trace has nothing to measure, the measurement, what the default pattern's verdict
+// means, the teaching order, the default pattern, whether it is about a chapter's workload only,
+// and the docs/cheatsheet.md rows that name it first.
+const std::vector<ViewFact>& linear_mlp_facts() {
+  static const std::vector<ViewFact> kFacts = {
+      {"view_ops",
+       "Metadata ops (views) launch nothing",
+       "",
+       measure_view_ops,
+       {},
+       190,
+       R"json({"text": "views (t, transpose, as_strided, view, reshape, _unsafe_view) have zero device time",
+ "why": "a view rewrites shape and strides on the CPU; no kernel reads the data",
+ "all": [
+      {"key": "/view_device_us", "op": "==", "value": 0, "scope": "gpu"}
+ ]})json",
+       false,
+       {{"**Views launch nothing**",
+         "`aten::t`, `aten::transpose`, `aten::_unsafe_view` rows with Self CPU time and no CUDA time",
+         "CPU bars with no arrow down to a kernel",
+         "06, 07",
+         {}}}},
+      {"work_per_step",
+       "Ops and kernels per step",
+       "",
+       measure_work_per_step,
+       {},
+       200,
+       R"json({"text": "every step launches the same number of kernels",
+ "why": "a warm, steady loop repeats the same work; an extra kernel in one step is one-time work (a cold call, a workspace memset)",
+ "all": [
+      {"key": "/uniform_kernels", "op": "==", "value": true, "scope": "gpu"}
+ ]})json",
+       false,
+       {{"**Count the work per step**",
+         "a kernel row's `# of Calls` over the steps is its count per step; GEMM ops vs GEMM kernels",
+         "the same kernels, in the same order, under every `ProfilerStep`",
+         "06, 07",
+         {}}}},
+      {"gemm_tiles",
+       "GEMM kernels: same FLOPs, different tiles",
+       "CPU-only trace: no GEMM kernels to compare",
+       measure_gemm_tiles,
+       {},
+       210,
+       R"json({"text": "each GEMM kernel reaches >= 30% of the device's peak",
+ "why": "a GEMM large enough to fill the chip runs near its datasheet rate",
+ "all": [
+      {"key": "/min_pct_of_peak", "op": ">=", "value": 30, "scope": "gpu"}
+ ]})json",
+       false,
+       {{"**Same FLOPs, different tiles**",
+         "two GEMM kernel rows (`nvjet_...` on Hopper) for products of equal FLOPs, with different `CUDA "
+         "time avg`",
+         "GEMM bars of different widths in one step; the names differ in their tile",
+         "07",
+         {}}}},
+      {"pointwise_traffic",
+       "Pointwise traffic: gelu + mul vs one fused kernel",
+       "",
+       measure_pointwise_traffic,
+       {},
+       220,
+       R"json({"text": "the pointwise stage runs at >= 50% of memory bandwidth",
+ "why": "pointwise kernels are memory-bound: their time is their bytes over bandwidth",
+ "all": [
+      {"key": "/pct_of_hbm", "op": ">=", "value": 50, "scope": "gpu"}
+ ]})json",
+       true,
+       {{"**Pointwise is memory-bound**",
+         "eager: a `gelu` and a `mul` kernel row; fused: one kernel row, less CUDA time",
+         "two short kernels after the GEMMs become one; time follows bytes over HBM bandwidth",
+         "07",
+         {}}}}};
+  return kFacts;
 }
 
 }  // namespace wb

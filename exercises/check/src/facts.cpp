@@ -11,6 +11,7 @@
 #include "exercise/measure.hpp"
 #include "exercise/variation.hpp"
 #include "workbook/compare.hpp"
+#include "workbook/fs_util.hpp"
 #include "workbook/schedule.hpp"
 #include "workbook/trace_reader.hpp"
 
@@ -20,11 +21,9 @@ namespace exercise {
 
 using nlohmann::json;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+std::string slurp(const fs::path& p) {  // "" for a file that cannot be read
+  std::error_code ec;
+  return fs::is_regular_file(p, ec) ? wb::read_file(p) : std::string();
 }
 
 namespace {

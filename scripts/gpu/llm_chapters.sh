@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Part 3 (issue 27) on the H200, in one go: builds chapters 09-10 (the LLM decoder), their tests and
+# Chapters 09-10 (the LLM decoder) on the H200, in one go: builds chapters 09-10 (the LLM decoder), their tests and
 # bench_llm_decode; runs both chapters live with --check (1b, the default on a GPU), the [ch09]/[ch10]
 # GPU tests (teacher-forced logits eager vs graph), the C++ bench and the Python bench (eager and
 # torch.compile reduce-overhead); packs everything into $OUT (at most 8 files come back).
 #
 # Here, once:   scripts/device-deps.sh                      (writes .deps/: the Debian C++ deps)
-# Device call:  run(command="scripts/gpu/llm.sh", carry=[".deps"], kind="nvidia-h200")
+# Device call:  run(command="scripts/gpu/llm_chapters.sh", carry=[".deps"], kind="nvidia-h200")
 #
 # SKIP_PY_COMPILE=1 skips torch.compile (its compile takes about a minute on a cold cache);
 # FULL_TESTS=1 runs every [gpu] case of test_09/test_10 (the chapters live again); RECORD=1 also
@@ -15,8 +15,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT="${OUT:-$PWD/out-llm}"
 mkdir -p "$OUT"
-export BUILD_DIR="${BUILD_DIR:-/tmp/wb-part2-build}" JOBS="${JOBS:-$(nproc)}"
-stage=$(mktemp -d /tmp/wb-llm-out-XXXXXX)
+export BUILD_DIR="${BUILD_DIR:-build}" JOBS="${JOBS:-$(nproc)}"
+stage=$(mktemp -d)
 status=0
 step() { echo "[llm] $*" | tee -a "$stage/summary.txt" >&2; }
 

@@ -5,8 +5,6 @@
 #include <ATen/ops/rms_norm.h>
 
 #include <cmath>
-#include <cstdarg>
-#include <cstdio>
 #include <stdexcept>
 
 namespace llm {
@@ -262,18 +260,6 @@ LogitsMatch compare_logits(const torch::Tensor& a, const torch::Tensor& b) {
   m.cosine = torch::cosine_similarity(x.flatten(), y.flatten(), 0).item<double>();
   m.argmax_agree = x.argmax(-1).eq(y.argmax(-1)).to(torch::kFloat).mean().item<double>();
   return m;
-}
-
-std::string strf(const char* format, ...) {
-  va_list a, b;
-  va_start(a, format);
-  va_copy(b, a);
-  const int n = std::vsnprintf(nullptr, 0, format, a);
-  va_end(a);
-  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
-  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, format, b);
-  va_end(b);
-  return out;
 }
 
 }  // namespace llm

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # One-off evidence run on the H200: cold vs warm chapter 01/02 runs, 0,0,20 windows.
 set -uo pipefail
-export BUILD_DIR=/tmp/bgpu JOBS=16
+export BUILD_DIR=${BUILD_DIR:-build} JOBS=${JOBS:-16}
 t0=$SECONDS
 ./workbook build --target 01_cold_64 02_warmup 04_compute_bound_4096 inspect > $OUT/build.log 2>&1 || { tail -50 $OUT/build.log; exit 1; }
 echo "build $((SECONDS-t0)) s"
-T=/tmp/probe; rm -rf $T; mkdir -p $T
-B=/tmp/bgpu/bin
+T=$(mktemp -d)
+B=$BUILD_DIR/bin
 run() { local name=$1; shift; echo "== $name: $*"; "$@" --out $T/$name --quiet > $T/$name.log 2>&1; echo "rc=$?"; tail -2 $T/$name.log; }
 run c01 $B/01_cold_64
 run c01cold3 $B/01_cold_64 --schedule 0,0,3

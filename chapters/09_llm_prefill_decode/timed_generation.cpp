@@ -1,4 +1,4 @@
-#include "prefill_decode_extras.hpp"
+#include "timed_generation.hpp"
 
 #include <CLI/CLI.hpp>  // the chapter's own flags
 
@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "workbook/profiler.hpp"
+#include "workbook/string_printf.hpp"
 
 namespace wb09 {
 
@@ -25,7 +26,7 @@ std::string napkin(const llm::Config& c, int64_t batch, int64_t prompt, int dtyp
   const double read = static_cast<double>(llm::parameters_read_per_token(c)) * dtype_bytes;
   const double flop_layer = llm::prefill_flop_per_layer(c, batch * prompt);
   using ll = long long;
-  return llm::strf(
+  return wb::string_printf(
       "Napkin math (%s: dim %lld, %lld layers, %lld heads, %lld KV heads, MLP %lld, vocab %lld):\n"
       "  parameters %.2f M = %.1f MB of weights at %d bytes each\n"
       "  prefill of %lld x %lld tokens: %.2f GFLOP per layer (GEMMs 2*m*k*n + causal attention), "
@@ -72,12 +73,12 @@ void time_generation(wb::Run& run, const llm::Model& model, const llm::Config& c
   const double best_prefill = std::min(prefill_ms, prefill2_ms);
   using ll = long long;
   if (fl.new_tokens < 2) {  // a prefill, no decode step to time
-    run.say(llm::strf(
+    run.say(wb::string_printf(
         "Timed, unprofiled: prefill %.2f ms (%.3g TFLOP/s achieved); no decode step (--new-tokens 1)\n",
         best_prefill, flop / (best_prefill * 1e-3) / 1e12));
     return;
   }
-  run.say(llm::strf(
+  run.say(wb::string_printf(
       "Timed, unprofiled: prefill %.2f ms (%.3g TFLOP/s achieved); decode %.3f ms per token = %.0f tokens/s "
       "at batch %lld\n"
       "  (positions %lld..%lld, decoded twice; that is the second pass. The first, where each key length "

@@ -1,4 +1,4 @@
-#include "decode_graphs_extras.hpp"
+#include "graph_capture_sweep.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "workbook/profiler.hpp"
+#include "workbook/string_printf.hpp"
 
 namespace wb10 {
 
@@ -91,11 +92,11 @@ void compare_to_eager(wb::Run& run, const llm::Model& model, const llm::Config& 
   }
   const llm::LogitsMatch m = llm::compare_logits(torch::stack(eager), torch::stack(other));
   run.say(
-      llm::strf("Teacher-forced logits, %lld tokens: chapter 09's eager step vs %s:\n"
-                "  max |diff| %.4g = %.3g of the largest logit %.3g; cosine %.6f; "
-                "greedy argmax agrees on %.1f%% of positions\n",
-                static_cast<long long>(fl.compare_tokens), what.c_str(), m.max_abs_diff, m.rel, m.max_abs,
-                m.cosine, 100 * m.argmax_agree));
+      wb::string_printf("Teacher-forced logits, %lld tokens: chapter 09's eager step vs %s:\n"
+                        "  max |diff| %.4g = %.3g of the largest logit %.3g; cosine %.6f; "
+                        "greedy argmax agrees on %.1f%% of positions\n",
+                        static_cast<long long>(fl.compare_tokens), what.c_str(), m.max_abs_diff, m.rel,
+                        m.max_abs, m.cosine, 100 * m.argmax_agree));
 }
 
 double batch_sweep(wb::Run& run, llm::Model& model, const llm::Config& cfg, const Flags& fl,
@@ -116,7 +117,8 @@ double batch_sweep(wb::Run& run, llm::Model& model, const llm::Config& cfg, cons
     for (int i = 0; i < timed; ++i) model.decode_static(tok, pos, kv);
     wb::synchronize_device();
     const double eager_ms = ms_since(t0) / timed;
-    std::string line = llm::strf("batch %3lld: eager %.3f ms/step", static_cast<long long>(b), eager_ms);
+    std::string line =
+        wb::string_printf("batch %3lld: eager %.3f ms/step", static_cast<long long>(b), eager_ms);
     if (no_graph.empty()) {
       llm::DecodeGraph g(model, kv, b);
       g.set(tok, prompt_len);
@@ -141,14 +143,14 @@ double batch_sweep(wb::Run& run, llm::Model& model, const llm::Config& cfg, cons
       }
       model.set_fused(false);
       const double bound_ms = read_gb / bw * 1e3;
-      line += llm::strf(
+      line += wb::string_printf(
           ", graph %.3f ms/step (%.1fx eager) = %.0f tokens/s, %.1f%% of the bound; "
           "graph_fused %.3f ms = %.0f tokens/s, %.1f%% of the bound (weight-read bound %.3f ms "
           "at %.0f GB/s copy)",
           graph_ms, eager_ms / graph_ms, 1e3 * b / graph_ms, 100 * bound_ms / graph_ms, fused_ms,
           1e3 * b / fused_ms, 100 * bound_ms / fused_ms, bound_ms, bw);
     } else {
-      line += llm::strf(" = %.0f tokens/s (no graph here)", 1e3 * b / eager_ms);
+      line += wb::string_printf(" = %.0f tokens/s (no graph here)", 1e3 * b / eager_ms);
     }
     run.say(line + "\n");
   }
@@ -156,16 +158,16 @@ double batch_sweep(wb::Run& run, llm::Model& model, const llm::Config& cfg, cons
 }
 
 std::string model_summary(const llm::Config& cfg, double read_gb) {
-  return llm::strf("Model %s: %.2f M parameters; a decode step reads %.1f MB of weights\n", cfg.name.c_str(),
-                   llm::parameters(cfg) / 1e6, read_gb * 1e3);
+  return wb::string_printf("Model %s: %.2f M parameters; a decode step reads %.1f MB of weights\n",
+                           cfg.name.c_str(), llm::parameters(cfg) / 1e6, read_gb * 1e3);
 }
 
 std::string napkin(const llm::Config& cfg, int64_t batch, double read_gb, double bw) {
-  return llm::strf(
+  return wb::string_printf(
       "Napkin math: %s decode, batch %lld: every GEMM has M = %lld; a step reads %.2f GB "
       "of weights%s\n",
       cfg.name.c_str(), static_cast<long long>(batch), static_cast<long long>(batch), read_gb,
-      bw > 0 ? llm::strf(": %.3f ms at the measured %.0f GB/s", read_gb / bw * 1e3, bw).c_str() : "");
+      bw > 0 ? wb::string_printf(": %.3f ms at the measured %.0f GB/s", read_gb / bw * 1e3, bw).c_str() : "");
 }
 
 std::unique_ptr<llm::DecodeGraph> capture(llm::Model& model, llm::KvCache& kv, const torch::Tensor& prompt,
