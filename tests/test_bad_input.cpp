@@ -280,7 +280,14 @@ std::vector<Row> unreadable_traces(const fs::path& dir) {
     write(dir / "cut.json.gz", z.substr(0, z.size() / 2));
   }
   fs::create_directories(dir / "a_folder.json");
+  // Readable, but nothing in it: every tool says "no events" and exits 1 (table used to print
+  // nothing and exit 0).
+  write(dir / "zero_events.json", "{\"traceEvents\": []}\n");
+  write(dir / "only_metadata.json",
+        "{\"traceEvents\": [{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, \"args\": {\"name\": \"x\"}}]}\n");
   return {
+      {"traceEvents: []", {(dir / "zero_events.json").string()}, {"zero_events.json", "no events"}, 1},
+      {"only metadata events", {(dir / "only_metadata.json").string()}, {"only_metadata.json", "no events"}, 1},
       {"missing trace", {(dir / "missing.json").string()}, {"missing.json"}, 1},
       {"truncated JSON", {(dir / "truncated.json").string()}, {"truncated.json"}, 1},
       {"not JSON", {(dir / "garbage.json").string()}, {"garbage.json"}, 1},
@@ -373,6 +380,9 @@ TEST_CASE("table and diff: bad flags exit 2, unreadable traces exit 1 naming the
                  {"no trace", {}, {"trace"}},
                  {"unknown sort key", {kTrace, "--sort-by", "speed"}, {"--sort-by", "cpu_time_total"}},
                  {"row limit below -1", {kTrace, "--row-limit", "-5"}, {"--row-limit"}},
+                 {"row limit not a number",
+                  {kTrace, "--row-limit", "abc"},
+                  {"--row-limit", "'abc' is not a whole number (rows to print, -1: all: -1 .. "}},
                  {"name width too small", {kTrace, "--max-name-width", "2"}, {"--max-name-width"}},
                  {"unknown flag", {kTrace, "--no-such-flag"}, {"no-such-flag"}},
              },
@@ -392,8 +402,35 @@ TEST_CASE("table and diff: bad flags exit 2, unreadable traces exit 1 naming the
     second.push_back(r);
   }
   check_tool("diff", second, {});
+  // Each tool's --help lists its exit codes; diff's 3 (a difference) among them.
+  for (const char* tool : {"table", "diff", "inspect", "timeline"}) {
+    const proc::Exit h = proc::run(proc::bin(tool), {"--help"}, 60);
+    INFO(tool << "\n" << h.out);
+    CHECK(h.code == 0);
+    CHECK(h.out.find("Exit codes: 0 ") != std::string::npos);
+    CHECK(h.out.find("no events") != std::string::npos);
+  }
+  CHECK(proc::run(proc::bin("diff"), {"--help"}, 60).out.find("3 changes found") != std::string::npos);
   // The controls: good traces work.
   CHECK(proc::run(proc::bin("table"), {kTrace}).code == 0);
   CHECK(proc::run(proc::bin("diff"), {kTrace, kTrace}).code == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("./workbook VERB --help prints that verb's help and does no work", "[bad_input][tools][cpu]") {
+  const fs::path dir = proc::scratch("workbook_help");
+  const fs::path build = dir / "never_made";
+  const std::string script = (fs::path(WORKBOOK_ROOT) / "workbook").string();
+  for (const char* verb : {"run", "test", "setup", "build", "record", "chapters", "docs"})
+    for (const char* flag : {"--help", "-h"}) {
+      const proc::Exit r =
+          proc::run("/usr/bin/env", {"BUILD_DIR=" + build.string(), "bash", script, verb, flag}, 60);
+      INFO(verb << " " << flag << "\nstdout: " << r.out << "\nstderr: " << r.err);
+      CHECK(r.code == 0);
+      CHECK(r.out.rfind(std::string("./workbook ") + verb, 0) == 0);  // its own usage, first line
+      CHECK(r.err.find("[workbook]") == std::string::npos);            // no setup or build step ran
+      CHECK_FALSE(fs::exists(build));                                   // nothing configured
+      CHECK_FALSE(fs::exists(build.string() + ".configure.log"));
+    }
   fs::remove_all(dir);
 }

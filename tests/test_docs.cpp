@@ -660,3 +660,53 @@ TEST_CASE("cheatsheet: every lesson id in use has a row; a copy without one fail
   expected.insert(std::lower_bound(expected.begin(), expected.end(), "batch_chain"), "batch_chain");
   CHECK(missing_rules(copy, ids) == expected);
 }
+
+TEST_CASE("the C++ pages: C++17 only, the profiler's defaults and Torch's configure warnings said",
+          "[docs][cpu]") {
+  // C++20 designated initialisers ({.group_by_stack_n = N}) warn under -std=c++17 -pedantic: no
+  // page or public header shows one.
+  const std::regex designated(R"(\{\s*\.[A-Za-z_]\w*\s*=)");
+  std::vector<fs::path> files = markdown_pages();
+  for (const char* dir : {"common/core/include/workbook", "common/torch/include/workbook",
+                          "common/lessons/include/workbook", "common/render/include/workbook"})
+    for (const auto& e : fs::directory_iterator(kRoot / dir)) files.push_back(e.path());
+  for (const auto& f : files) {
+    const std::string text = proc::slurp(f);
+    std::smatch m;
+    INFO(f.string());
+    CHECK_FALSE(std::regex_search(text, m, designated));
+  }
+  const std::string page = proc::slurp(kRoot / "docs/profiler-in-cpp.md");
+  for (const char* said : {
+           "group_by_input_shape",                    // Python's option, and ours
+           "--group-by-input-shape",                  // the table tool's flag
+           "`wb::ProfilerOptions{}` comes with",      // its default schedule is not Python's
+           "last_nonempty()",                         // repeat=0's trailing empty cycle
+           "library kineto not found.",               // Torch's configure warnings, explained
+           "TORCH_CUDA_ARCH_LIST",
+           "find_dependency(CUDAToolkit)` is called only",
+       }) {
+    INFO(said);
+    CHECK(page.find(said) != std::string::npos);
+  }
+}
+
+TEST_CASE("the installed package asks for CUDAToolkit only when it was built with CUDA", "[docs][cpu]") {
+  const std::string in = proc::slurp(kRoot / "cmake/TorchProfilerWorkbookConfig.cmake.in");
+  const size_t call = in.find("find_dependency(CUDAToolkit)");
+  REQUIRE(call != std::string::npos);
+  CHECK(in.find("find_dependency(CUDAToolkit)", call + 1) == std::string::npos);  // once
+  // ... inside the switch the build sets, not unconditionally.
+  CHECK(in.rfind("if(@WORKBOOK_PACKAGE_NEEDS_CUDATOOLKIT@)", call) != std::string::npos);
+  CHECK(in.find("endif()", call) != std::string::npos);
+  const std::string pkg = proc::slurp(kRoot / "cmake/WorkbookPackage.cmake");
+  CHECK(pkg.find("if(\"CUDA::cupti\" IN_LIST _wb_cupti_links)") != std::string::npos);
+  // A build's generated config says OFF when its LibTorch has no CUDA (and CUPTI was not linked).
+  const fs::path generated = fs::path(WORKBOOK_BUILD_DIR) / "package/TorchProfilerWorkbookConfig.cmake";
+  if (!fs::exists(generated)) SKIP("no generated package config in " << generated.string());
+  const std::string cfg = proc::slurp(generated);
+  const std::string cache = proc::slurp(fs::path(WORKBOOK_BUILD_DIR) / "CMakeCache.txt");
+  const bool cupti = cache.find("CUDA_cupti_LIBRARY:FILEPATH=/") != std::string::npos;
+  CHECK(cfg.find(cupti ? "if(ON)\n  find_dependency(CUDAToolkit)" : "if(OFF)\n  find_dependency(CUDAToolkit)") !=
+        std::string::npos);
+}

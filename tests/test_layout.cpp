@@ -235,6 +235,11 @@ TEST_CASE("layout: a chapter's main.cpp shows the profiled loop, and stays a pag
   }
   REQUIRE(!chapter_order().empty());  // WORKBOOK_BUILD_DIR/chapters.txt: the build's list
   CHECK(chapters == static_cast<int>(chapter_order().size()));  // every folder is in the list
+  // and every chapter of the list has its test, which tests/CMakeLists.txt registers from the list
+  for (const auto& ch : chapter_order()) {
+    INFO(ch);
+    CHECK(fs::exists(kRoot / "tests" / ("test_" + ch + ".cpp")));
+  }
   // The check fails on a main that hides the loop in a helper, and on a loop Ctrl-C cannot stop.
   CHECK(missing("return ch.main(argc, argv, [](wb::Run& run) { return "
                 "run.exit_code(run.report(run.profile(step))); });")

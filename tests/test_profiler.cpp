@@ -148,6 +148,33 @@ TEST_CASE("repeat=2 gives two cycles; repeat=0 cycles until the steps run out", 
   CHECK(step_names(partial[0].trace()) == want);
 }
 
+TEST_CASE("repeat=0: the trailing cycle can be empty; last_nonempty() gives the last whole one",
+          "[profiler][cpu][schedule]") {
+  // schedule(wait=0, warmup=0, active=1) saves every step; the step the loop's last step() opens
+  // (#3) is closed by stop() with nothing in it: a fourth, empty cycle, as in Python.
+  wb::ProfilerOptions po;
+  po.schedule = wb::Schedule{0, 0, 1, 0};
+  po.cuda = false;
+  wb::Profiler prof(po);
+  auto x = torch::randn({16, 16});
+  prof.start();
+  for (int i = 0; i < 3; ++i) {
+    { auto y = torch::matmul(x, x); }
+    prof.step();
+  }
+  prof.stop();
+  REQUIRE(prof.results().size() == 4);
+  CHECK(prof.results().back().first_step == 3);
+  CHECK(prof.results().back().whole_steps == 0);
+  CHECK(prof.results().back().trace().events.size() < prof.results()[2].trace().events.size());
+  CHECK(prof.results()[2].whole_steps == 1);
+  CHECK(prof.results().last_nonempty().first_step == 2);
+  CHECK(wb::TraceModel(prof.results().last_nonempty().trace()).find("aten::matmul").size() == 1);
+  // ProfilerOptions{}'s schedule is the chapters' window, not Python's record-everything default
+  // (docs/profiler-in-cpp.md and profiler.hpp say so).
+  CHECK(wb::ProfilerOptions{}.schedule == (wb::Schedule{1, 1, 3, 1}));
+}
+
 TEST_CASE("GPU: kernels are attributed and the window ends with a device synchronize",
           "[profiler][ch01][gpu]") {
   if (!wb::cuda_available()) SKIP("no CUDA device");

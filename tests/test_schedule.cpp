@@ -88,6 +88,21 @@ TEST_CASE("schedule parsing: W,WU,A[,R[,S]] and Python's names", "[profiler][sch
   }
 }
 
+TEST_CASE("a schedule's printed form parses back", "[profiler][schedule][common][cpu]") {
+  for (const Schedule& s : {Schedule{1, 1, 3, 1}, Schedule{0, 0, 1}, Schedule{2, 1, 2, 3, 4},
+                            Schedule{3, 1, 2, 0, 0, 1}, Schedule{1, 1, 3, 1, 2, 1}}) {
+    CAPTURE(s.str());
+    CHECK(Schedule::parse(s.str()) == s);
+  }
+  CHECK(Schedule::parse("wait=1 warmup=1 active=3 repeat=1") == Schedule{1, 1, 3, 1});
+  CHECK(Schedule::parse("wait = 1  warmup=1 active= 3") == Schedule{1, 1, 3});
+  // Still an error: a bare number among them, a field given twice, no value.
+  for (const char* bad : {"wait=1 warmup=1 3", "wait=1 wait=1 active=1", "wait=1 warmup=1 active="}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(Schedule::parse(bad), std::invalid_argument);
+  }
+}
+
 namespace {
 nlohmann::json python_schedules() {
   std::ifstream in(std::string(WORKBOOK_ROOT) + "/tests/data/python/schedules.json");

@@ -10,6 +10,7 @@
 // escaping in text and attributes, nesting and line layout, attribute order, numbers.
 #include <catch2/catch_test_macros.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -437,10 +438,18 @@ TEST_CASE("tiny kernels stay visible and long names are shortened, not lost",
     CHECK(std::stod(d.elements[i].attrs.at("width")) >= 1.5);
     if (tip.find("\nkernel") == std::string::npos && tip.find("· kernel") == std::string::npos) continue;
     ++kernels;
-    // The tooltip keeps the full demangled name, template arguments and all.
-    CHECK((tip.rfind(kGemm, 0) == 0 || tip.rfind(kAdd, 0) == 0));
+    // The tooltip names the kernel, and a long demangled name by its number in the list of
+    // full names under the picture, where it is written once, template arguments and all.
+    CHECK((tip.rfind(kGemm, 0) == 0 || tip.rfind(kAdd, 0) == 0 || tip.find(" under the picture]") != std::string::npos));
   }
   CHECK(kernels == 6);
+  std::string full;
+  for (const auto* e : d.by_class("fullname")) full += e->text;
+  for (const std::string& name : {kGemm, kAdd}) {
+    if (name.size() <= 80) continue;
+    // Wrapped over lines: every piece is in the list, in order.
+    CHECK(full.find(name.substr(0, 40)) != std::string::npos);
+  }
   // No bar label is longer than the longest name it could come from.
   for (const auto* e : d.by_name("text")) CHECK(e->text.size() < kAdd.size());
 }
@@ -709,6 +718,7 @@ TEST_CASE("a big trace: a few steps by default, sub-pixel bars merged, a line ov
   CHECK(summary.find("CPU step width median") != std::string::npos);
 
   wb::TimelineOptions every, merged;
+  every.merge_below_px = -1;  // every bar, however crowded
   merged.merge_below_px = 1.0;
   const std::string a = wb::render_timeline_svg(m, every), b = wb::render_timeline_svg(m, merged);
   const Doc da = parse_xml(a), db = parse_xml(b);
@@ -747,4 +757,46 @@ TEST_CASE("a profile_memory trace: a memory lane under the steps, the peak marke
   const std::string plain = render(wb::read_trace(data / "cpu_plain.json.gz"));
   CHECK(plain.find("lane memory") == std::string::npos);
   CHECK(plain.find("mem-peak") == std::string::npos);
+}
+
+TEST_CASE("every recording's timeline is <= 1 MB and legible", "[timeline][cpu][recordings]") {
+  // Rendered from each recording's trace with the chapters' options (chapter.cpp: the default
+  // TimelineOptions and a title), so a re-record writes what is checked here. The H200 decode
+  // and graph runs were 3.9-6.1 MB: tooltips of 400-character kernel names on every bar, an
+  // arrow per graph kernel, warm-up replays inside the window.
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(WORKBOOK_ROOT) / "expected_output";
+  std::vector<fs::path> traces;
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    if (e.path().filename() == "trace.json" || e.path().filename() == "trace.json.gz") traces.push_back(e.path());
+  std::sort(traces.begin(), traces.end());
+  REQUIRE(traces.size() >= 20);
+  size_t biggest = 0;
+  for (const auto& p : traces) {
+    const wb::Trace t = wb::read_trace(p);
+    const wb::TraceModel m(t);
+    wb::TimelineOptions o;
+    o.title = fs::relative(p.parent_path(), root).string();
+    const std::string svg = wb::render_timeline_svg(m, o);
+    INFO(p.string() << ": " << svg.size() << " bytes");
+    CHECK(svg.size() <= 1'000'000);
+    biggest = std::max(biggest, svg.size());
+    // Legible: no tooltip carries a whole demangled signature (those are listed once, under
+    // the picture), and a CUDA graph launch has one arrow, not one per kernel.
+    size_t longest_title = 0, graph_launches = 0;
+    for (size_t at = svg.find("<title>"); at != std::string::npos; at = svg.find("<title>", at + 1))
+      longest_title = std::max(longest_title, svg.find("</title>", at) - at - 7);
+    CHECK(longest_title <= 200);
+    for (const auto& e : t.events)
+      if (e.kind == wb::Kind::Runtime && e.name.find("GraphLaunch") != std::string::npos) ++graph_launches;
+    size_t flows = 0;
+    for (size_t at = svg.find("class=\"flow\""); at != std::string::npos; at = svg.find("class=\"flow\"", at + 1))
+      ++flows;
+    size_t other_launches = 0;
+    for (const auto& e : t.events)
+      if ((e.kind == wb::Kind::Runtime || e.kind == wb::Kind::Driver) && e.name.find("GraphLaunch") == std::string::npos)
+        ++other_launches;
+    CHECK(flows <= graph_launches + other_launches);
+  }
+  WARN("largest rendered timeline: " << biggest << " bytes over " << traces.size() << " recordings");
 }

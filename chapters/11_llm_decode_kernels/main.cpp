@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
           v->token();
         }
         prof.step();
+        run.stop_if_interrupted();  // Ctrl-C stops here, before any output is written
       }
       prof.stop();
       wb::ReportOptions ro;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The H200 side of a release, in two device calls that share one warm machine:
-#   run(command="scripts/gpu/record_h200.sh record COMMIT", carry=[".deps"])   build, record, bench (FIXTURES=1: fixtures)
+#   run(command="scripts/gpu/record_h200.sh record COMMIT", carry=[".deps"])   build, record, bench
+#                                       (RUNS=3: two more recordings for the tolerances' spread)
 #   run(command="scripts/gpu/record_h200.sh test")                             the suite, GPU live
 #   run(command="SKIP_CTEST=1 scripts/gpu/exercises.sh")                  the exercises, live
 # (the second right after the first, while the machine is still warm: it reuses the build).
@@ -21,6 +22,13 @@ case "${1:-}" in
     WORKBOOK_GIT_REV=$rev scripts/record.sh $BUILD_DIR --platform h200 > $F/record.log 2>&1; say "record rc=$?"
     grep -E '\[record\] (FAILED|wrote)' $F/record.log | tee -a $F/summary.txt
     tar czf $OUT/h200_recording.tgz expected_output/h200
+    # RUNS=N: N-1 more recordings of the same build (expected_output/h200-runK), whose lessons,
+    # tables and stdout (not traces or pictures) come back as test data: every claim must hold on
+    # each run, and the tolerances are set from their spread.
+    for k in $(seq 2 "${RUNS:-1}"); do
+      WORKBOOK_GIT_REV=$rev scripts/record.sh $BUILD_DIR --platform h200-run$k > $F/record$k.log 2>&1; say "record run $k rc=$?"
+    done
+    [ "${RUNS:-1}" -lt 2 ] || tar czf $OUT/h200_reruns.tgz --exclude='trace.json*' --exclude='*.svg' expected_output/h200-run*
     if [ "${BENCH:-1}" = 1 ]; then  # BENCH=0: the GeGLU kernel did not change, keep its bench
       timeout 120 $BUILD_DIR/bench/bench_geglu --reps 11 --calls 50 --out $F/bench_geglu.md > $F/bench_geglu.txt 2>&1; say "bench_geglu rc=$?"
       grep -i -A3 goal $F/bench_geglu.txt | tee -a $F/summary.txt

@@ -7,7 +7,7 @@
 //   diff A B --all           also the names that did not change
 //
 // Exit codes: 0 no change, 3 changes found (like diff(1)'s 1, kept apart from errors),
-// 1 unreadable trace, 2 bad flags.
+// 1 unreadable trace or one with no events, 2 bad flags.
 #include <CLI/CLI.hpp>
 
 #include <future>
@@ -23,6 +23,8 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"Compare two Kineto traces step by step: ops, kernels, launches, CPU and GPU time."};
+  app.footer("Exit codes: 0 no change, 3 changes found (like diff(1)'s 1, kept apart from errors), "
+             "1 unreadable trace or a trace with no events, 2 bad flags.");
   std::string a_path, b_path, format = "text";
   bool all = false;
   app.add_option("a", a_path, "the first trace (before)")->required();
@@ -32,7 +34,7 @@ int main(int argc, char** argv) {
   if (auto rc = wb::parse_flags(app, argc, argv)) return *rc;
   try {
     auto load = [](const std::string& path) {
-      auto t = std::make_unique<wb::Trace>(wb::read_trace(path));
+      auto t = std::make_unique<wb::Trace>(wb::read_trace_with_events(path));
       auto m = std::make_unique<wb::TraceModel>(*t);
       return std::make_pair(std::move(t), std::move(m));
     };

@@ -10,7 +10,7 @@
 // top of the steps (train_step, matmul_add, ...). Throughput comes from the trace's FLOPs when it
 // was recorded with with_flops; otherwise it says which flags would give it.
 //
-// Exit codes: 0 printed, 1 unreadable trace, 2 bad flags.
+// Exit codes: 0 printed, 1 unreadable trace or one with no events, 2 bad flags.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -25,6 +25,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"Apply the workbook's profiler-reading rules to a Kineto trace."};
+  app.footer("Exit codes: 0 printed, 1 unreadable trace or a trace with no events, 2 bad flags.");
   std::string path, format = "text", chapter, dtype = "bf16";
   wb::FactOptions opts;
   app.add_option("trace", path, "Kineto trace (.json or .json.gz)")->required();
@@ -42,7 +43,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   app.add_option("--batch", opts.problem.batch, "batch of (B, N, N) inputs")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  app.add_option("--dtype", dtype, "element type: bf16, fp16 or fp32")
+  app.add_option("--dtype", dtype,
+                 "element type for --size's napkin math, and for the trace's FLOPs when the trace records no "
+                 "input types (with record_shapes it does, and its type wins): bf16, fp16 or fp32")
+      ->capture_default_str()
       ->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
   if (auto rc = wb::parse_flags(app, argc, argv)) return *rc;
   opts.problem.dtype_bytes = dtype == "fp32" ? 4 : 2;
@@ -50,7 +54,7 @@ int main(int argc, char** argv) {
   try {
     // Left to the OS when the process ends (below): freeing ~260k events of a 100 MB trace
     // one by one costs tens of ms.
-    auto trace = std::make_unique<wb::Trace>(wb::read_trace(path));
+    auto trace = std::make_unique<wb::Trace>(wb::read_trace_with_events(path));
     auto model = std::make_unique<wb::TraceModel>(*trace);
     const wb::LessonsReport report = chapter.empty()
                                          ? wb::inspect_trace(*model, opts)

@@ -12,7 +12,8 @@
 // recorded with with_stack; the memory columns (CPU Mem, Self CPU Mem, CUDA Mem, Self CUDA Mem)
 // one recorded with profile_memory (Python's rules).
 //
-// Exit codes: 0 printed, 1 unreadable trace, 2 bad flags (checked before the trace is read).
+// Exit codes: 0 printed, 1 unreadable trace or one with no events, 2 bad flags (checked before
+// the trace is read).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -27,6 +28,8 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"Print key_averages().table() -- Python's profiler summary -- from a saved Kineto trace."};
+  app.footer("Exit codes: 0 printed, 1 unreadable trace or a trace with no events, 2 bad flags "
+             "(checked before the trace is read).");
   std::string path;
   wb::TableOptions opts;
   wb::GroupOptions group;
@@ -40,21 +43,21 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--row-limit", opts.row_limit, "rows to print; -1: all (Python's row_limit)")
       ->capture_default_str()
-      ->check(CLI::Range(-1, 1 << 30));
+      ->check(wb::whole_number(-1, 1 << 30, "rows to print, -1: all"));
   app.add_option("--max-name-width", opts.max_name_width,
                  "name column width, > 3; longer names end in \"...\" (Python's max_name_column_width)")
       ->capture_default_str()
-      ->check(CLI::Range(4, 1 << 20));
+      ->check(wb::whole_number(4, 1 << 20, "characters"));
   app.add_flag("--group-by-input-shape", group.group_by_input_shape,
                "one row per (name, input shapes); needs a trace recorded with record_shapes");
   app.add_option("--group-by-stack-n", group.group_by_stack_n,
                  "one row per (name, the first N frames of its Python stack) and a Source Location column "
                  "(Python's key_averages(group_by_stack_n=N)); needs a trace recorded with with_stack")
-      ->check(CLI::Range(0, 1 << 20));
+      ->check(wb::whole_number(0, 1 << 20, "stack frames"));
   app.add_option("--max-src-width", opts.max_src_column_width,
                  "Source Location column width (Python's max_src_column_width)")
       ->capture_default_str()
-      ->check(CLI::Range(4, 1 << 20));
+      ->check(wb::whole_number(4, 1 << 20, "characters"));
   // An unknown --sort-by is refused here, before any reading.
   if (auto rc = wb::parse_flags(app, argc, argv, [&] {
         try {
@@ -68,7 +71,7 @@ int main(int argc, char** argv) {
   try {
     // Left to the OS when the process ends (below): freeing ~260k events of a 100 MB trace
     // one by one costs tens of ms.
-    auto owned = std::make_unique<wb::Trace>(wb::read_trace(path));
+    auto owned = std::make_unique<wb::Trace>(wb::read_trace_with_events(path));
     const wb::Trace& trace = *owned;
     if (group.group_by_input_shape && !trace.record_shapes)
       std::cerr << "table: note: " << path

@@ -8,7 +8,8 @@
 //                                                 a time range, in µs since the trace starts
 //                                                 (the numbers on the picture's axis)
 //
-// Exit codes: 0 written, 1 unreadable trace (or the SVG could not be written), 2 bad flags.
+// Exit codes: 0 written, 1 unreadable trace or one with no events (or the SVG could not be
+// written), 2 bad flags.
 // Every flag is checked before the trace is read.
 #include <CLI/CLI.hpp>
 #include <stdlib.h>
@@ -67,6 +68,8 @@ void check_output(const std::string& out) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Draw a Kineto trace as an SVG timeline: CPU threads, GPU streams, steps, launches."};
+  app.footer("Exit codes: 0 written, 1 unreadable trace or a trace with no events (or the SVG could not be "
+             "written), 2 bad flags.");
   std::string trace_path, out_path, steps, title;
   double from_us = 0, to_us = 0;
   int width = 1200, depth = 6;
@@ -95,7 +98,7 @@ int main(int argc, char** argv) {
         opts.width_px = width;
         opts.max_depth = depth;
         opts.flows = !no_flows;
-        opts.merge_below_px = every_bar ? 0 : 1.0;
+        opts.merge_below_px = every_bar ? -1 : 1.0;  // < 0: every bar, however crowded
         if (!steps.empty()) {
           const auto [first, last] = parse_steps(steps);
           if (first > last)
@@ -112,7 +115,7 @@ int main(int argc, char** argv) {
     return *rc;
 
   try {
-    const wb::Trace trace = wb::read_trace(trace_path);
+    const wb::Trace trace = wb::read_trace_with_events(trace_path);
     const wb::TraceModel model(trace);
     if (*from) {
       const int64_t origin = wb::timeline_origin_ns(trace);

@@ -77,8 +77,24 @@ int whole_number(std::string_view text, std::string_view part) {
 }
 
 // The fields between the commas, trimmed; an empty one is an error (a typo such as "1,,3").
+// Name=value fields may also be separated by spaces alone, as str() prints them
+// ("wait=1 warmup=1 active=3 repeat=1"), so that a printed schedule parses back.
 std::vector<std::string_view> fields_of(std::string_view text) {
   std::vector<std::string_view> out;
+  if (text.find(',') == std::string_view::npos && text.find('=') != std::string_view::npos) {
+    // Spaces around '=' belong to the field ("wait = 1"): split only where a value ends.
+    size_t pos = text.find_first_not_of(" \t");
+    while (pos != std::string_view::npos) {
+      size_t eq = text.find('=', pos);
+      if (eq == std::string_view::npos) bad(text, "'" + std::string(trim(text.substr(pos))) + "' has no value");
+      size_t value = text.find_first_not_of(" \t", eq + 1);
+      size_t end = value == std::string_view::npos ? text.size() : text.find_first_of(" \t", value);
+      if (end == std::string_view::npos) end = text.size();
+      out.push_back(trim(text.substr(pos, end - pos)));
+      pos = text.find_first_not_of(" \t", end);
+    }
+    return out;
+  }
   for (size_t pos = 0;;) {
     const size_t comma = text.find(',', pos);
     const std::string_view field =

@@ -281,7 +281,7 @@ M field_of(const KeyField<M> (&table)[N], std::string_view key) {
 // The inputs the FLOPs formula reads, from the raw "Input Dims" / "Input type" / "Concrete
 // Inputs" texts. Only ops with a formula get here (a few per step), so nlohmann parses them.
 int64_t flops_from_args(std::string_view op, std::string_view dims, std::string_view types,
-                        std::string_view concrete) {
+                        std::string_view concrete, std::string& dtype) {
   if (op != "aten::mm" && op != "aten::addmm" && op != "aten::bmm" && op != "aten::baddbmm" &&
       op != "aten::mul" && op != "aten::add" && op != "aten::conv2d")
     return 0;
@@ -305,6 +305,7 @@ int64_t flops_from_args(std::string_view op, std::string_view dims, std::string_
       const std::string ty = t[i].is_string() ? t[i].get<std::string>() : "";
       x.is_tensor = x.is_tensor && !ty.empty() && ty != "Scalar" && ty != "ScalarList" &&
                     ty != "TensorList" && ty != "GenericList" && ty != "String";
+      if (x.is_tensor && dtype.empty()) dtype = ty;
     }
     in.push_back(std::move(x));
   }
@@ -872,7 +873,7 @@ class Parser {
     }
     if (!r.dims.empty()) {
       e.input_shapes = python_shapes(r.dims);
-      e.flops = flops_from_args(e.name, r.dims, r.types, r.concrete);
+      e.flops = flops_from_args(e.name, r.dims, r.types, r.concrete, e.input_dtype);
     }
     return e;
   }
@@ -1159,6 +1160,15 @@ Trace read_trace(const std::filesystem::path& path, const ReadOptions& opts) {
   }
   if (is_gzip(buf)) return parse_buffer(gunzip(buf, source, opts.max_bytes), source, opts);
   return parse_buffer(buf, source, opts);
+}
+
+Trace read_trace_with_events(const std::filesystem::path& path, const ReadOptions& opts) {
+  Trace t = read_trace(path, opts);
+  if (t.events.empty())
+    throw TraceError(path.string(), -1,
+                     "no events: the trace's traceEvents holds no duration or instant event (did the "
+                     "profiler record a step? with a schedule, run enough steps for a cycle)");
+  return t;
 }
 
 }  // namespace wb

@@ -318,7 +318,12 @@ Fact ViewFact::fn(const View& v, const FactOptions& o) const {
   const std::string& text = f.status == Status::Pass   ? (general ? r.general_holds : r.holds)
                             : f.status == Status::Fail ? (general ? r.general_fails : r.fails)
                                                        : f.explanation;
-  if (!text.empty()) f.explanation = text;
+  // A measurement that wrote an explanation while the fact has a reading says why, in this trace:
+  // it follows the verdict's reading when the pattern holds.
+  if (!text.empty())
+    f.explanation = f.status == Status::Pass && !f.explanation.empty() && f.explanation != text
+                        ? text + ": " + f.explanation
+                        : text;
   return f;
 }
 

@@ -113,26 +113,28 @@ std::string measure_view_ops(const View& v, const FactOptions&, Fact& f) {
 std::string measure_work_per_step(const View& v, const FactOptions&, Fact& f) {
   const TraceModel& m = v.m;
   const double steps = step_count(m);
-  // The ops the Part 2 lessons talk about are always present (0 when absent), so "no aten::add"
-  // is a condition on a number, not on a missing key.
-  std::map<std::string, int> ops = {{"aten::linear", 0}, {"aten::matmul", 0}, {"aten::mm", 0},
-                                    {"aten::addmm", 0},  {"aten::add", 0},    {"aten::gelu", 0},
-                                    {"aten::mul", 0},    {"aten::mul_", 0},   {"aten::t", 0},
-                                    {"aten::copy_", 0},  {"aten::clone", 0}};
+  // Every aten op the steps ran, by calls; one the trace never ran reads as 0 in a pattern
+  // ("zero_when_absent"), so "no aten::add" is a condition on a number, not on a missing key.
+  std::map<std::string, int> ops;
   for (EventIdx i = 0; i < m.trace().events.size(); ++i)
     if (in_steps(m, m.at(i)) && m.at(i).name.rfind("aten::", 0) == 0) ops[m.at(i).name]++;
   json ops_per_step = json::object();
   for (const auto& [name, n] : ops) ops_per_step[name] = r3(n / steps);
   f.data["steps"] = static_cast<int>(steps);
   f.data["ops"] = ops_per_step;
+  f.data["zero_when_absent"] = json::array({"/ops"});
   int gemm_ops = 0;
   for (const auto& [name, n] : ops)
     if (is_gemm_op(name)) gemm_ops += n;
   f.data["gemm_ops_per_step"] = r3(gemm_ops / steps);
-  add_evidence(f,
-               fmt::format("GEMM ops: {:.1f} per step; aten::gelu {:.1f}, aten::mul {:.1f}, aten::add {:.1f}",
-                           gemm_ops / steps, ops["aten::gelu"] / steps, ops["aten::mul"] / steps,
-                           ops["aten::add"] / steps));
+  std::vector<std::pair<int, std::string>> most;
+  for (const auto& [name, n] : ops) most.push_back({-n, name});
+  std::sort(most.begin(), most.end());
+  std::vector<std::string> top;
+  for (size_t k = 0; k < most.size() && k < 4; ++k)
+    top.push_back(fmt::format("{} {:.1f}", most[k].second, -most[k].first / steps));
+  add_evidence(f, fmt::format("GEMM ops: {:.1f} per step; the most called: {}", gemm_ops / steps,
+                              join(top, ", ", "no aten op")));
   if (!v.gpu) {
     f.value = fmt::format("{:.1f} GEMM ops per step; CPU-only trace (no kernels)", gemm_ops / steps);
     f.explanation = "the CPU lane shows which ops run; on a GPU each would launch its kernel";

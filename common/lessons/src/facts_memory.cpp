@@ -147,6 +147,68 @@ std::vector<EventIdx> regions_named(const TraceModel& m, const std::vector<Event
   return out;
 }
 
+// A training step's phase (forward, backward, optimizer) in one step: the user's annotation of
+// that name, or, in a trace without one, what autograd and the optimizer record themselves.
+struct Phase {
+  int64_t start_ns = 0, end_ns = 0;
+  EventIdx at = 0;  // the annotation, or the event the phase starts with (for its step label)
+};
+constexpr std::string_view kBackwardNode = "autograd::engine::evaluate_function: ";
+constexpr std::string_view kOptimizerStep = "Optimizer.step#";
+
+// Every instance of phase `name`, by start; `how` says where they came from. Without "forward",
+// "backward", "optimizer" annotations at the top of the steps: per step, the backward spans
+// autograd's evaluate_function events (on any thread: the CPU runs them on the calling thread,
+// CUDA on autograd's device thread), the optimizer is each Optimizer.step#... range (Python's
+// optimizers record one), and the forward runs from the step's start (or the end of an
+// Optimizer.zero_grad#... before the backward) to the backward's first node.
+std::vector<Phase> phases(const TraceModel& m, std::string_view name, std::string& how) {
+  std::vector<Phase> out;
+  for (EventIdx r : regions_named(m, step_regions(m), name))
+    out.push_back({m.at(r).start_ns, m.at(r).end_ns(), r});
+  if (!out.empty()) {
+    how = fmt::format("the '{}' annotations", name);
+    return out;
+  }
+  for (const StepWindow& st : m.steps()) {
+    std::optional<Phase> bwd;
+    std::vector<Phase> opt, zero;
+    for (const Event& e : m.trace().events) {  // (a few passes at most: one per phase fact)
+      if (e.start_ns < st.start_ns || e.start_ns > st.end_ns) continue;
+      const EventIdx i = static_cast<EventIdx>(&e - m.trace().events.data());
+      if (e.kind == Kind::CpuOp && std::string_view(e.name).substr(0, kBackwardNode.size()) == kBackwardNode) {
+        if (!bwd) bwd = Phase{e.start_ns, e.end_ns(), i};
+        if (e.start_ns < bwd->start_ns) *bwd = Phase{e.start_ns, bwd->end_ns, i};
+        bwd->end_ns = std::max(bwd->end_ns, e.end_ns());
+      } else if (e.kind == Kind::UserAnnotation && e.name.rfind(kOptimizerStep, 0) == 0) {
+        opt.push_back({e.start_ns, e.end_ns(), i});
+      } else if (e.kind == Kind::UserAnnotation && e.name.rfind("Optimizer.zero_grad#", 0) == 0) {
+        zero.push_back({e.start_ns, e.end_ns(), i});
+      }
+    }
+    if (name == "backward" && bwd) out.push_back(*bwd);
+    if (name == "optimizer") out.insert(out.end(), opt.begin(), opt.end());
+    if (name == "forward" && bwd) {
+      Phase fwd{st.start_ns, bwd->start_ns, st.event};
+      for (const Phase& z : zero)
+        if (z.end_ns <= bwd->start_ns) fwd.start_ns = std::max(fwd.start_ns, z.end_ns);
+      for (const Phase& o : opt)
+        if (o.end_ns <= bwd->start_ns) fwd.start_ns = std::max(fwd.start_ns, o.end_ns);
+      out.push_back(fwd);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Phase& a, const Phase& b) { return a.start_ns < b.start_ns; });
+  if (name == "backward")
+    how = "no 'backward' annotation: autograd's own events ('autograd::engine::evaluate_function: "
+          "...Backward0'), first to last in each step";
+  else if (name == "forward")
+    how = "no 'forward' annotation: each step's start (or its Optimizer.zero_grad#...) to the first "
+          "autograd::engine::evaluate_function";
+  else
+    how = fmt::format("no '{}' annotation: the optimizer's own '{}...' ranges", name, kOptimizerStep);
+  return out;
+}
+
 std::string measure_memory_peak(const View& v, const FactOptions&, Fact& f) {
   std::shared_ptr<const MemView> hold;
   const MemView& mv = mem_view_of(v, hold);
@@ -268,22 +330,23 @@ std::string measure_activations_held(const View& v, const FactOptions&, Fact& f)
   std::shared_ptr<const MemView> hold;
   const MemView& mv = mem_view_of(v, hold);
   if (!mv.s) return kNoMemory;
-  const auto regions = step_regions(v.m);
-  const auto fwd = regions_named(v.m, regions, "forward"), bwd = regions_named(v.m, regions, "backward");
+  std::string how_fwd, how_bwd;
+  const auto fwd = phases(v.m, "forward", how_fwd), bwd = phases(v.m, "backward", how_bwd);
   if (fwd.empty() || bwd.empty())
-    return "no 'forward' and 'backward' annotations at the top of the steps to compare";
+    return "no 'forward' and 'backward' annotations at the top of the steps, and no autograd "
+           "events (autograd::engine::evaluate_function) in them: no backward to compare";
   int64_t held = 0, freed_in_bwd = 0, still = 0;
+  const auto in = [](const std::vector<Phase>& rs, int64_t t) -> const Phase* {
+    for (const Phase& r : rs)
+      if (r.start_ns <= t && t <= r.end_ns) return &r;
+    return nullptr;
+  };
   for (const Allocation& a : mv.allocs) {
-    const auto in = [&](const std::vector<EventIdx>& rs, int64_t t) {
-      for (EventIdx r : rs)
-        if (v.m.at(r).start_ns <= t && t <= v.m.at(r).end_ns()) return r;
-      return EventIdx(-1);
-    };
-    const EventIdx r = in(fwd, a.start_ns);
-    if (r == EventIdx(-1)) continue;
-    if (a.freed() && a.end_ns <= v.m.at(r).end_ns()) continue;  // freed inside the forward
+    const Phase* r = in(fwd, a.start_ns);
+    if (!r) continue;
+    if (a.freed() && a.end_ns <= r->end_ns) continue;  // freed inside the forward
     held += a.bytes;
-    if (a.freed() && in(bwd, a.end_ns) != EventIdx(-1))
+    if (a.freed() && in(bwd, a.end_ns))
       freed_in_bwd += a.bytes;
     else if (!a.freed())
       still += a.bytes;
@@ -294,26 +357,34 @@ std::string measure_activations_held(const View& v, const FactOptions&, Fact& f)
             {"freed_in_backward_bytes", static_cast<int64_t>(freed_in_bwd / n)},
             {"released_share", held > 0 ? r3(double(freed_in_bwd) / double(held)) : 0.0},
             {"never_freed_bytes", still},
-            {"forwards", fwd.size()}};
+            {"forwards", fwd.size()},
+            {"phases_from", how_fwd + "; " + how_bwd}};
+  add_evidence(f, "forward: " + how_fwd);
+  add_evidence(f, "backward: " + how_bwd);
+  for (size_t k = 0; k < fwd.size() && k < 4; ++k)
+    add_evidence(f, fmt::format("{}: forward {} .. {}", v.step_label(fwd[k].at), v.at(fwd[k].start_ns),
+                                v.at(fwd[k].end_ns)));
   f.value = fmt::format("per step: the forward keeps {} past its end; the backward frees {:.0f}% of it",
                         mb_str(static_cast<int64_t>(held / n)), held > 0 ? 100.0 * freed_in_bwd / held : 0.0);
   return measured(f, "autograd saves the activations the backward needs; the backward frees each once used");
 }
 
-// Allocations made inside 'optimizer' that outlive the trace: its state, created at its first step.
+// Allocations made inside the optimizer step that outlive the trace: its state, created at its
+// first step (the 'optimizer' annotation, else the optimizer's own Optimizer.step#... range).
 std::string measure_optimizer_state(const View& v, const FactOptions&, Fact& f) {
   std::shared_ptr<const MemView> hold;
   const MemView& mv = mem_view_of(v, hold);
   if (!mv.s) return kNoMemory;
-  const auto regions = step_regions(v.m);
-  const auto opt = regions_named(v.m, regions, "optimizer");
-  if (opt.empty()) return "no 'optimizer' annotation at the top of the steps";
+  std::string how;
+  const auto opt = phases(v.m, "optimizer", how);
+  if (opt.empty())
+    return "no 'optimizer' annotation at the top of the steps and no Optimizer.step#... range in them";
   std::vector<int64_t> kept(opt.size(), 0);
   std::vector<int64_t> count(opt.size(), 0);
   for (const Allocation& a : mv.allocs) {
     if (a.freed()) continue;
     for (size_t k = 0; k < opt.size(); ++k)
-      if (v.m.at(opt[k]).start_ns <= a.start_ns && a.start_ns <= v.m.at(opt[k]).end_ns()) {
+      if (opt[k].start_ns <= a.start_ns && a.start_ns <= opt[k].end_ns) {
         kept[k] += a.bytes;
         ++count[k];
       }
@@ -323,14 +394,18 @@ std::string measure_optimizer_state(const View& v, const FactOptions&, Fact& f) 
             {"first_kept_mb", mb(kept[0])},
             {"first_kept_tensors", count[0]},
             {"later_kept_bytes", later},
-            {"optimizer_steps", opt.size()}};
+            {"optimizer_steps", opt.size()},
+            {"phases_from", how}};
+  add_evidence(f, "optimizer: " + how);
   for (size_t k = 0; k < opt.size(); ++k)
-    add_evidence(f, fmt::format("'optimizer' #{} {}: keeps {} in {} tensors", k, v.step_label(opt[k]),
-                                mb_str(kept[k]), count[k]));
+    add_evidence(f, fmt::format("'{}' #{} {}: keeps {} in {} tensors", v.m.at(opt[k].at).name, k,
+                                v.step_label(opt[k].at), mb_str(kept[k]), count[k]));
   f.value = fmt::format("the first optimizer step keeps {} ({} tensors); later steps keep at most {}",
                         mb_str(kept[0]), count[0], mb_str(later));
-  return measured(
-      f, "Adam allocates exp_avg and exp_avg_sq (one per parameter) at its first step, then reuses them");
+  return measured(f, kept[0] > 0 ? "the optimizer allocates its state (Adam's exp_avg and exp_avg_sq, SGD's momentum "
+                                   "buffers) at its first step, then reuses it"
+                                 : "the window's first optimizer step keeps nothing: its state was made before "
+                                   "the window (a warm-up step), or the optimizer keeps none (plain SGD)");
 }
 
 // The largest allocations freed within the step that made them.

@@ -144,22 +144,24 @@ std::vector<EventIdx> ranges_of(const View& v, const FactOptions& o, std::string
 
 std::string measure_cpu_classes(const View& v, const FactOptions& o, Fact& f) {
   const TraceModel& m = v.m;
+  std::string what;
+  const std::vector<EventIdx> ranges = ranges_of(v, o, what);
+  // The rule as this trace reads it, set before any early return: the default pattern's text
+  // names an annotation, which a trace without one does not have.
+  f.pattern.text = "compute-bound on the CPU: the time outside compute ops < 2% of " + what;
+  f.pattern.why =
+      "on a CPU the arithmetic runs inside the compute ops; the rest is dispatch, allocation and "
+      "the calling code";
   if (v.gpu)
     return "GPU trace: an op's CPU time there is dispatch and launch, not its arithmetic (overhead_bound "
            "compares the two sides)";
   ClassTimes t;
-  std::string what;
-  const std::vector<EventIdx> ranges = ranges_of(v, o, what);
   for (EventIdx r : ranges) {
     t.total += static_cast<double>(m.at(r).dur_ns);
     attribute(m, r, t);
   }
   if (t.total <= 0) return "no ProfilerStep or annotation with a duration: nothing to split";
   f.data["range"] = what;
-  f.pattern.text = "compute-bound on the CPU: the time outside compute ops < 2% of " + what;
-  f.pattern.why =
-      "on a CPU the arithmetic runs inside the compute ops; the rest is dispatch, allocation and "
-      "the calling code";
   json classes = json::object();
   for (const auto& [c, ns] : t.compute)
     classes[std::string(op_class_name(c))] = {{"share", r3(ns / t.total)},
@@ -267,6 +269,13 @@ std::vector<StepCpu> steps_cpu(const View& v, const std::string& annotation) {
   const TraceModel& m = v.m;
   std::vector<StepCpu> out;
   for (const auto& s : m.steps()) out.push_back({s.number, us(s.end_ns - s.start_ns), 0, {}});
+  if (annotation.empty()) {  // no annotation: the whole step, on the step's thread
+    for (size_t k = 0; k < m.steps().size(); ++k) {
+      out[k].annotation_us = out[k].width_us;
+      top_aten_ops(m, m.steps()[k].event, out[k].ops_us);
+    }
+    return out;
+  }
   for (EventIdx a : v.annotations(annotation)) {
     const int n = v.step_number(a);
     auto it = std::find_if(out.begin(), out.end(), [n](const StepCpu& s) { return s.step == n; });
@@ -317,9 +326,49 @@ json median_ops(const std::vector<StepCpu>& steps) {
 }
 }  // namespace
 
+namespace {
+// Why a step's thread spends its time outside its own aten ops, from what the trace shows:
+// torch.compile's rows, autograd's backward on another thread, or neither (eager code on one
+// thread: the Python or C++ between the ops, the optimizer's loop, the profiler).
+std::string outside_ops_cause(const View& v, Fact& f) {
+  const TraceModel& m = v.m;
+  bool compiled = false;
+  std::set<int64_t> step_threads, autograd_threads;
+  for (const auto& st : m.steps()) step_threads.insert(m.at(st.event).tid);
+  for (const Event& e : m.trace().events) {
+    if (e.kind != Kind::CpuOp && e.kind != Kind::UserAnnotation && e.kind != Kind::Other) continue;
+    if (!compile_marker(e.name).empty()) compiled = true;
+    if (e.kind == Kind::CpuOp && e.name.rfind("autograd::engine::evaluate_function: ", 0) == 0 &&
+        !step_threads.count(e.tid) && m.step_at(e.start_ns))
+      autograd_threads.insert(e.tid);
+  }
+  f.data["compiled"] = compiled;
+  f.data["autograd_threads"] = autograd_threads.size();
+  std::vector<std::string> causes;
+  if (!autograd_threads.empty())
+  {
+    causes.push_back(
+        "the backward runs on autograd's own thread, so the step's thread waits while its ops run there "
+        "(that wait counts as time outside this thread's ops)");
+    add_evidence(f, fmt::format("autograd::engine::evaluate_function events on thread {}, not the step's",
+                                *autograd_threads.begin()));
+  }
+  if (compiled)
+    causes.push_back("torch.compile's guards, cache lookup and compiled-region wrappers run around the ops");
+  if (causes.empty())
+    causes.push_back(
+        "eager code on one thread: the code between the ops (Python or C++, an optimizer's loop, a runner) "
+        "and the profiler's own bookkeeping cost more than the ops");
+  return join(causes, "; ", "");
+}
+}  // namespace
+
 std::string measure_step_cpu(const View& v, const FactOptions& o, Fact& f) {
   const auto steps = steps_cpu(v, o.annotation);
   if (steps.empty()) return "no ProfilerStep windows in this trace";
+  const std::string label = o.annotation.empty() ? "the step" : "'" + o.annotation + "'";
+  if (o.annotation.empty())
+    f.pattern.text = "layers around the ops: >= half of the step (no annotation) is CPU time outside its aten ops";
   std::vector<double> anns, shares;
   json arr = json::array();
   for (const auto& s : steps) {
@@ -337,8 +386,8 @@ std::string measure_step_cpu(const View& v, const FactOptions& o, Fact& f) {
                    {"width_us", r3(s.width_us)},
                    {"annotation_us", r3(s.annotation_us)},
                    {"ops_us", ops}});
-    add_evidence(f, fmt::format("ProfilerStep#{}: {} wide, '{}' {}, of it in aten ops {}", s.step,
-                                us_str(s.width_us), o.annotation, us_str(s.annotation_us), us_str(in_ops)));
+    add_evidence(f, fmt::format("ProfilerStep#{}: {} wide, {} {}, of it in aten ops {}", s.step,
+                                us_str(s.width_us), label, us_str(s.annotation_us), us_str(in_ops)));
   }
   f.data["annotation"] = o.annotation;
   f.data["steps"] = arr;
@@ -348,9 +397,13 @@ std::string measure_step_cpu(const View& v, const FactOptions& o, Fact& f) {
   f.data["outside_ops_share"] = r3(median(shares));
   f.data["median_ops_us"] = median_ops(steps);
   if (steps.size() > 1) first_step_ops(steps, f);
-  f.value =
-      fmt::format("median step {} on the CPU, '{}' {}, {:.0f}% of it outside its aten ops",
-                  us_str(median_width(steps)), o.annotation, us_str(median(anns)), 100 * median(shares));
+  f.value = o.annotation.empty()
+                ? fmt::format("median step {} on the CPU, {:.0f}% of it outside the aten ops of the step's thread",
+                              us_str(median_width(steps)), 100 * median(shares))
+                : fmt::format("median step {} on the CPU, {} {}, {:.0f}% of it outside its aten ops",
+                              us_str(median_width(steps)), label, us_str(median(anns)), 100 * median(shares));
+  // Read with the verdict (ViewFact::fn): why the time is outside the ops, in this trace.
+  f.explanation = outside_ops_cause(v, f);
   if (o.reference) {
     const View rv(*o.reference);
     const auto ref = steps_cpu(rv, o.annotation);
@@ -528,8 +581,8 @@ const std::vector<ViewFact>& overhead_facts() {
        "CPU time per step, and where it goes",
        "",
        measure_step_cpu,
-       {"most of the step's CPU time is spent outside its aten ops: the layers around them "
-        "(torch.compile's guards and wrappers, a runner) cost more than the ops",
+       // The cause follows from what the trace shows (measure_step_cpu: outside_ops_cause).
+       {"most of the step's CPU time is spent outside its aten ops",
         "the step's CPU time is mostly its aten ops and their launches"},
        150,
        R"json({"text": "layers around the ops: >= half of '{annotation}' is CPU time outside its aten ops",

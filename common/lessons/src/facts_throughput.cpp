@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -24,51 +25,129 @@ using nlohmann::json;
 using namespace lessons_detail;
 
 // ---- 11. achieved throughput ------------------------------------------------------------
-// Without the problem size: the FLOPs the trace carries (record_shapes + with_flops: torch's
-// formula per GEMM op) over the GPU time of the kernels those ops launched.
+namespace {
+// The ops a FLOP/s figure is about: GEMMs and convolutions with the trace's FLOPs (record_shapes +
+// with_flops: torch's formula from the recorded shapes). Elementwise ops have a formula too, but
+// their time is their bytes, not their arithmetic.
+bool is_arithmetic_op(const Event& e) {
+  return e.kind == Kind::CpuOp && e.flops > 0 &&
+         (is_gemm_op(e.name) || classify_op(e.name) == OpClass::Convolution);
+}
+
+// Bytes per element of a type as the trace's "Input type" names it (0: unknown or none).
+int dtype_bytes_of(std::string_view t) {
+  if (t == "float") return 4;
+  if (t == "double") return 8;
+  if (t == "c10::BFloat16" || t == "c10::Half") return 2;
+  if (t.find("Float8") != std::string_view::npos) return 1;
+  return 0;
+}
+std::string dtype_label(std::string_view t) {
+  if (t == "float") return "fp32";
+  if (t == "double") return "fp64";
+  if (t == "c10::BFloat16") return "bf16";
+  if (t == "c10::Half") return "fp16";
+  return std::string(t);
+}
+
+struct OpWork {
+  double flops = 0, kernel_us = 0;
+  int ops = 0, kernels = 0;
+  bool tf32 = false;  // a kernel's name says it ran fp32 inputs on TF32 tensor cores
+};
+}  // namespace
+
+// Without the problem size: the FLOPs the trace carries over the GPU time of the kernels that
+// those same ops launched (correlation: a kernel belongs to the op its launch call ran in, and to
+// that op's nearest ancestor with FLOPs: aten::linear > addmm, conv2d > cudnn_convolution), every
+// kernel of theirs (a convolution's layout transposes too), judged against the peak for the element
+// type the trace records for their inputs.
 std::string throughput_from_flops(const View& v, Fact& f, const Problem& p) {
   const TraceModel& m = v.m;
-  double flops = 0, gemm_us = 0;
-  int ops = 0;
+  std::map<std::string, OpWork> by;  // "<family> <dtype>" -> work
   std::vector<bool> counted(m.trace().events.size(), false);
   for (EventIdx d : v.device) {
-    if (v.kclass(d) != KClass::Gemm) continue;
-    const auto op = m.op_of(d);
-    if (!op) continue;
-    // The op that owns the launch, or the nearest ancestor with FLOPs (aten::linear > addmm).
-    std::optional<EventIdx> with = op;
-    while (with && m.at(*with).flops <= 0) with = m.parent(*with);
+    if (m.at(d).kind != Kind::Kernel) continue;
+    std::optional<EventIdx> with = m.op_of(d);
+    while (with && !is_arithmetic_op(m.at(*with))) with = m.parent(*with);
     if (!with) continue;
-    gemm_us += us(m.at(d).dur_ns);
+    const Event& op = m.at(*with);
+    const std::string key = std::string(is_gemm_op(op.name) ? "GEMM" : "convolution") + "|" + op.input_dtype;
+    OpWork& w = by[key];
+    w.kernel_us += us(m.at(d).dur_ns);
+    ++w.kernels;
+    w.tf32 = w.tf32 || m.at(d).name.find("tf32") != std::string::npos;
     if (!counted[*with]) {
       counted[*with] = true;
-      flops += static_cast<double>(m.at(*with).flops);
-      ++ops;
+      w.flops += static_cast<double>(op.flops);
+      ++w.ops;
     }
   }
-  if (ops == 0 || gemm_us <= 0)
+  if (by.empty())
     return "no FLOPs in this trace and no problem size: record with with_flops "
            "(Python: profile(record_shapes=True, with_flops=True); C++: "
            "wb::ProfilerOptions::with_flops) or pass --size N [--batch B --dtype]";
-  const double tflops = flops / (gemm_us * 1e-6) / 1e12;
+  // The family and type with the most FLOPs is the figure; the others are evidence.
+  const auto main = std::max_element(by.begin(), by.end(), [](const auto& a, const auto& b) {
+    return a.second.flops < b.second.flops;
+  });
+  const std::string family = main->first.substr(0, main->first.find('|'));
+  const std::string dtype = main->first.substr(main->first.find('|') + 1);
+  const OpWork& w = main->second;
   const std::string dev = v.device_name();
   f.data["source"] = "trace FLOPs (with_flops)";
-  f.data["gemm_flops"] = flops;
-  f.data["gemm_us"] = r3(gemm_us);
+  f.data["ops"] = family;
+  f.data["dtype"] = dtype.empty() ? "not recorded" : dtype_label(dtype);
+  f.data["gemm_flops"] = w.flops;
+  f.data["gemm_us"] = r3(w.kernel_us);
+  f.data["gemm_kernels"] = w.kernels;
+  if (w.kernel_us <= 0) return "the ops with FLOPs launched kernels of no recorded duration";
+  const double tflops = w.flops / (w.kernel_us * 1e-6) / 1e12;
   f.data["gemm_tflops"] = r3(tflops);
   f.data["device"] = dev;
-  f.value = fmt::format("GEMM {:.3g} TFLOP/s: {:.4g} flop (the trace's FLOPs, {} ops) in {} of GEMM kernels",
-                        tflops, flops, ops, us_str(gemm_us));
-  add_evidence(f, fmt::format("{} GEMM ops with FLOPs; their kernels ran {}", ops, us_str(gemm_us)));
+  f.value = fmt::format("{} {:.3g} TFLOP/s: {:.4g} flop (the trace's FLOPs, {} {} ops) in {} of the {} kernels "
+                        "they launched",
+                        family, tflops, w.flops, w.ops, dtype.empty() ? "" : dtype_label(dtype), us_str(w.kernel_us),
+                        w.kernels);
+  for (const auto& [key, o] : by)
+    add_evidence(f, fmt::format("{} ops ({}): {} with {:.4g} flop; the {} kernels they launched ran {}",
+                                key.substr(0, key.find('|')),
+                                key.size() > key.find('|') + 1 ? dtype_label(key.substr(key.find('|') + 1))
+                                                               : "type not recorded",
+                                o.ops, o.flops, o.kernels, us_str(o.kernel_us)));
   const DevicePeak* peak = find_peak(dev);
-  if (!peak || peak_tflops(*peak, p.dtype_bytes) <= 0)
+  if (!peak)
     return fmt::format(
         "unknown peak for device '{}' (common/core/data/device_peaks.json lists the known ones)", dev);
-  f.data["gemm_pct_of_peak"] = r3(100 * tflops / peak_tflops(*peak, p.dtype_bytes));
-  f.value += fmt::format(" = {:.3g}% of {} peak {:.0f} TFLOP/s ({} B elements assumed; --dtype)",
-                         f.data["gemm_pct_of_peak"].get<double>(), peak->model,
-                         peak_tflops(*peak, p.dtype_bytes), p.dtype_bytes);
-  return measured(f, "percent of the datasheet peak from the trace's own FLOPs count");
+  // The element type the trace records wins; --dtype only when it recorded none.
+  int bytes = dtype_bytes_of(dtype);
+  std::string basis;
+  double peak_tf = 0;
+  if (bytes == 4 && w.tf32) {  // fp32 inputs on TF32 tensor cores: half the bf16 dense rate
+    peak_tf = peak->bf16_tflops / 2;
+    basis = "TF32 tensor cores: a kernel's name holds 'tf32'; half the bf16 dense peak";
+  } else if (bytes == 4) {
+    peak_tf = peak_tflops(*peak, 4);
+    basis = "fp32 on CUDA cores: the trace's input type 'float', no TF32 kernel";
+  } else if (bytes == 2) {
+    peak_tf = peak_tflops(*peak, 2);
+    basis = fmt::format("{} dense tensor cores: the trace's input type", dtype_label(dtype));
+  } else if (dtype.empty()) {
+    bytes = p.dtype_bytes;
+    peak_tf = peak_tflops(*peak, bytes);
+    basis = fmt::format("{} B elements assumed: the trace records no input types (record_shapes); --dtype",
+                        bytes);
+  } else {
+    return fmt::format("no peak in the table for the trace's input type '{}'", dtype);
+  }
+  if (peak_tf <= 0) return fmt::format("no peak figure for {} on {}", basis, peak->model);
+  f.data["peak_tflops"] = peak_tf;
+  f.data["peak_basis"] = basis;
+  f.data["gemm_pct_of_peak"] = r3(100 * tflops / peak_tf);
+  f.value += fmt::format(" = {:.3g}% of {} peak {:.3g} TFLOP/s ({})", f.data["gemm_pct_of_peak"].get<double>(),
+                         peak->model, peak_tf, basis);
+  return measured(f, "percent of the datasheet peak for the element type the ops ran in, from the trace's own "
+                     "FLOPs count over the time of the kernels those ops launched");
 }
 
 // A CPU-only trace: no device peak to judge against; still say what the trace's FLOPs give on
@@ -77,19 +156,21 @@ std::string cpu_throughput(const TraceModel& m, Fact& f) {
   double flops = 0;
   int64_t ns = 0;
   int ops = 0;
+  bool conv = false;
   for (const Event& e : m.trace().events)
-    if (e.kind == Kind::CpuOp && e.flops > 0 && is_gemm_op(e.name)) {
+    if (is_arithmetic_op(e)) {
       flops += static_cast<double>(e.flops);
       ns += e.dur_ns;
       ++ops;
+      conv = conv || !is_gemm_op(e.name);
     }
   if (ops > 0 && ns > 0) {
     f.data["source"] = "trace FLOPs (with_flops)";
     f.data["cpu_gemm_gflops"] = r3(flops / (static_cast<double>(ns) * 1e-9) / 1e9);
     f.value = fmt::format(
-        "CPU GEMM ops: {:.4g} flop (the trace's FLOPs, {} calls) in {} of CPU time = "
+        "CPU GEMM {}ops: {:.4g} flop (the trace's FLOPs, {} calls) in {} of CPU time = "
         "{:.3g} GFLOP/s",
-        flops, ops, us_str(us(ns)), f.data["cpu_gemm_gflops"].get<double>());
+        conv ? "and convolution " : "", flops, ops, us_str(us(ns)), f.data["cpu_gemm_gflops"].get<double>());
     return "CPU-only trace: no kernel times and no device peak to "
            "compare with (the CPU figure is above)";
   }

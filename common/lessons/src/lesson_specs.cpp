@@ -143,7 +143,14 @@ Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& 
     json have;
     try {
       const json::json_pointer ptr(c.key);
-      if (f.data.contains(ptr)) have = f.data.at(ptr);
+      if (f.data.contains(ptr)) {
+        have = f.data.at(ptr);
+      } else if (f.data.contains("zero_when_absent")) {  // a count the trace never saw is 0
+        for (const auto& parent : f.data["zero_when_absent"])
+          if (parent.is_string() && ptr.parent_pointer().to_string() == parent.get<std::string>() &&
+              f.data.contains(ptr.parent_pointer()))
+            have = 0.0;  // as the counts the fact wrote (per-step averages)
+      }
     } catch (const json::exception&) {
       failed.push_back(fmt::format("bad key '{}' in the pattern", c.key));
       continue;
@@ -441,13 +448,22 @@ LessonsReport check_lessons(const TraceModel& m, const LessonSpec& spec, const F
   return r;
 }
 
+namespace {
+// Ranges torch records by itself, not the user's: the optimizer's (Optimizer.step#SGD.step,
+// Optimizer.zero_grad#SGD.zero_grad) and the data loader's (enumerate(DataLoader)#...).
+bool torch_own_range(std::string_view name) {
+  return name.rfind("Optimizer.", 0) == 0 || name.rfind("enumerate(DataLoader)#", 0) == 0;
+}
+}  // namespace
+
 std::vector<std::string> user_annotations(const TraceModel& m) {
   std::vector<std::string> names;
   const bool stepped = !m.steps().empty();
   for (const CpuLane& lane : m.cpu_lanes()) {
     for (EventIdx i : lane.events) {
       const Event& e = m.at(i);
-      if (e.kind != Kind::UserAnnotation || is_step_name(e.name) || e.name.empty()) continue;
+      if (e.kind != Kind::UserAnnotation || is_step_name(e.name) || e.name.empty() || torch_own_range(e.name))
+        continue;
       const auto parent = m.parent(i);
       const bool top = stepped ? parent && is_step_name(m.at(*parent).name) : !parent;
       if (!top) continue;
@@ -579,7 +595,8 @@ std::vector<InspectTask> inspect_tasks(const FactOptions& o, const std::vector<s
     if (!per_annotation || !o.annotation.empty()) {
       tasks.push_back({&fi, o, nullptr, false});
     } else if (annotations.empty()) {
-      tasks.push_back({&fi, o, nullptr, true});
+      // step_cpu reads the whole step when there is no annotation; the others need one.
+      tasks.push_back({&fi, o, nullptr, fi.id != "step_cpu"});
     } else {
       for (const auto& name : annotations) {
         tasks.push_back({&fi, o, &name, false});
@@ -637,6 +654,12 @@ LessonsReport inspect_trace(const TraceModel& m, const FactOptions& o) {
       f.verdict =
           "not applicable: no user annotation (record_function) at the top of a step; "
           "wrap the code to study in one, or name one with --annotation";
+      // The rule as a reader meets it: about "a user annotation", not an empty name ('').
+      for (size_t at; (at = f.pattern.text.find("the '' annotation")) != std::string::npos;)
+        f.pattern.text.replace(at, 17, "a user annotation");
+      for (size_t at; (at = f.pattern.text.find("''")) != std::string::npos;)
+        f.pattern.text.replace(at, 2, "a user annotation");
+      f.explanation = f.verdict.substr(std::string_view("not applicable: ").size());
     } else if (tasks[i].annotation) {
       f.title += fmt::format(" ('{}')", *tasks[i].annotation);
       if (!others.empty())

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <map>
 #include <stdexcept>
@@ -36,7 +37,11 @@ constexpr double kMinBarW = 1.5;  // a 1 µs kernel in a 400 µs window must sti
 constexpr double kFont = 11;
 constexpr double kCharW = kFont * 0.6;  // DejaVu Sans averages a bit under 0.6 em: safe side
 constexpr double kLaneGap = 12;
-constexpr int kMaxGpuRows = 4;  // overlapping work on one stream: rows before we stack
+constexpr int kMaxGpuRows = 4;
+// A window with more events than this merges the bars narrower than a pixel (merge_below_px 0).
+constexpr size_t kAutoMergeEvents = 2000;
+// Names longer than this are written once under the picture, not in every tooltip.
+constexpr size_t kLongName = 80;  // overlapping work on one stream: rows before we stack
 
 constexpr const char* kFontFamily = "DejaVu Sans, Helvetica, Arial, sans-serif";
 constexpr const char* kInk = "#1b1f24";
@@ -250,8 +255,16 @@ class Renderer {
         x1_(o.width_px - kRightMargin),
         boxes_(m.trace().events.size()) {
     const auto& evs = m.trace().events;
-    for (EventIdx i = 0; i < evs.size(); ++i)
+    merged_event_.assign(evs.size(), false);
+    size_t in_win = 0;
+    for (EventIdx i = 0; i < evs.size(); ++i) {
       if (evs[i].kind == Kind::GpuUserAnnotation) gpu_annotations_.push_back(i);
+      if (evs[i].kind != Kind::Instant && in_window(evs[i])) ++in_win;
+    }
+    // 0 (default): a crowded window merges the bars narrower than a pixel, which no eye can tell
+    // apart anyway; that keeps any picture well under a megabyte.
+    if (!o.from_ns && !m.steps().empty()) launch_from_ = win_.start;
+    merge_px_ = o.merge_below_px > 0 ? o.merge_below_px : (o.merge_below_px == 0 && in_win > kAutoMergeEvents ? 1.0 : 0.0);
   }
 
   std::string render();
@@ -304,6 +317,15 @@ class Renderer {
   bool any_flow_ = false;
   int64_t drawn_ = 0;
   int64_t merged_ = 0;  // bars folded into a merged bar (merge_below_px)
+  double merge_px_ = 0;  // the threshold in use (merge_below_px, or the automatic one)
+  std::vector<bool> merged_event_;  // drawn inside a merged run: no arrow of its own
+  int64_t launched_before_ = 0;
+  int64_t launch_from_ = INT64_MIN;  // device work launched before this is not the window's  // device work left out: launched before the window's first step
+  // Long names (demangled kernels) are written once, in the list under the plot; a tooltip
+  // names the short form and the number in that list.
+  std::vector<std::string> long_names_;
+  std::map<std::string, size_t, std::less<>> long_name_index_;
+  std::string tooltip_name(const Event& e);
   // A run of too-narrow bars on one row, drawn as one bar when the run ends.
   struct Run {
     double x0 = 0, x1 = 0, y = 0;
@@ -364,7 +386,7 @@ void Renderer::flush_run(Run& r, Element& out) {
   out.add(Element("g")
               .attr("class", "merged")
               .add(Element("title").text(std::to_string(r.count) + " events merged (each narrower than " +
-                                         num(o_.merge_below_px) +
+                                         num(merge_px_) +
                                          " px here: zoom in with --steps or --from-us/--to-us)"))
               .add(Element("rect")
                        .attr("x", r.x0)
@@ -376,6 +398,19 @@ void Renderer::flush_run(Run& r, Element& out) {
   r.count = 0;
 }
 
+// The name a tooltip shows: a short name in full; a long one (a demangled kernel signature,
+// hundreds of characters) as its function's name and its number in the list of full names under
+// the plot, where it is written once however many bars it has.
+std::string Renderer::tooltip_name(const Event& e) {
+  if (e.name.size() <= kLongName) return e.name;
+  auto it = long_name_index_.find(e.name);
+  if (it == long_name_index_.end()) {
+    long_names_.push_back(e.name);
+    it = long_name_index_.emplace(e.name, long_names_.size()).first;
+  }
+  return bar_label(e, 1e9) + " [name " + std::to_string(it->second) + " under the picture]";
+}
+
 // One event's bar in `lane`, with its tooltip and (when it fits) its label. Bars narrower than
 // merge_below_px join the run on their row instead.
 void Renderer::draw_bar(Element& lane, EventIdx i, double y) {
@@ -385,10 +420,11 @@ void Renderer::draw_bar(Element& lane, EventIdx i, double y) {
   const Box b = bar_box(e, y);
   boxes_[i] = b;
   ++drawn_;
-  if (o_.merge_below_px > 0) {
+  if (merge_px_ > 0) {
     const double raw = x_of(std::min(e.end_ns(), win_.end)) - x_of(std::max(e.start_ns, win_.start));
     Run& r = runs_[static_cast<int64_t>(std::llround(y * 100))];
-    if (raw < o_.merge_below_px) {
+    if (raw < merge_px_) {
+      merged_event_[i] = true;
       if (r.count > 0 && b.x <= r.x1 + 1.0) {
         r.x1 = std::max(r.x1, b.x + b.w);
         ++r.count;
@@ -402,8 +438,8 @@ void Renderer::draw_bar(Element& lane, EventIdx i, double y) {
   }
   Element g("g");
   g.attr("class", "ev");
-  g.add(
-      Element("title").text(e.name + "\n" + fmt_duration(e.dur_ns) + " · " + std::string(kind_name(e.kind))));
+  g.add(Element("title").text(tooltip_name(e) + "\n" + fmt_duration(e.dur_ns) + " · " +
+                              std::string(kind_name(e.kind))));
   g.add(Element("rect")
             .attr("x", b.x)
             .attr("y", b.y)
@@ -608,8 +644,16 @@ std::vector<int> pack_rows(const TraceModel& m, const std::vector<EventIdx>& evs
 
 double Renderer::draw_gpu_lane(const GpuLane& lane, double y) {
   std::vector<EventIdx> work, notes;
-  for (EventIdx i : lane.events)
-    if (is_device_work(m_.at(i)) && in_window(m_.at(i))) work.push_back(i);
+  for (EventIdx i : lane.events) {
+    if (!is_device_work(m_.at(i)) || !in_window(m_.at(i))) continue;
+    // The profiled window only: work launched before it (a warm-up step's, still running or
+    // replayed on the GPU) is the previous window's, not this one's.
+    if (const auto l = m_.launcher(i); l && !m_.steps().empty() && m_.at(*l).start_ns < launch_from_) {
+      ++launched_before_;
+      continue;
+    }
+    work.push_back(i);
+  }
   // GPU-side annotations are not in GpuLane::events; they sit on the same device/stream.
   const auto& evs = m_.trace().events;
   for (EventIdx i : gpu_annotations_)
@@ -783,10 +827,18 @@ double Renderer::draw_note_lane(const std::string& text, double y) {
 
 // Launch call -> the work it queued: the horizontal distance is the launch latency.
 void Renderer::draw_flows() {
+  // A CUDA graph launch queues every kernel of the graph: one arrow, to its first (the others
+  // follow on the stream), not thousands.
+  std::vector<bool> graph_drawn(boxes_.size(), false);
   for (const auto& lane : m_.gpu_lanes())
     for (EventIdx i : lane.events) {
       const auto l = m_.launcher(i);
       if (!l || !boxes_[i] || !boxes_[*l]) continue;
+      if (merged_event_[i]) continue;  // work inside a merged run: one grey bar, no arrow per event
+      if (m_.at(*l).name.find("GraphLaunch") != std::string::npos) {
+        if (graph_drawn[*l]) continue;
+        graph_drawn[*l] = true;
+      }
       const Box& from = *boxes_[*l];
       const Box& to = *boxes_[i];
       const double x1 = from.x, y1 = from.y + from.h, x2 = to.x, y2 = to.y;
@@ -961,7 +1013,34 @@ double Renderer::draw_captions(Element& tail, double lanes_bottom) {
                .attr("font-size", "10")
                .attr("fill", kMuted)
                .text("Bar width = duration; rows = call depth. Very short events are drawn " + num(kMinBarW) +
-                     " px wide so they stay visible. Hover a bar for its full name and duration."));
+                     " px wide so they stay visible. Hover a bar for its name and duration." +
+                     (merged_ > 0 || !runs_.empty() ? " Grey bars: runs of events narrower than " + num(merge_px_) +
+                                                          " px, merged (hover for the count)."
+                                                    : "") +
+                     (launched_before_ > 0 ? " " + std::to_string(launched_before_) +
+                                                 " GPU events launched before the window are left out."
+                                           : "")));
+  ty += 12;
+  if (!long_names_.empty()) {  // each long name once, wrapped to the picture's width
+    ty += 14;
+    tail.add(Element("text").attr("x", "10").attr("y", ty).attr("font-size", "10").attr("fill", kInk).text(
+        "Full names (a tooltip gives the number):"));
+    const size_t per_line = static_cast<size_t>(std::max(40.0, (o_.width_px - 30) / 5.2));
+    for (size_t k = 0; k < long_names_.size(); ++k) {
+      const std::string& name = long_names_[k];
+      for (size_t at = 0; at < name.size(); at += per_line) {
+        ty += 11;
+        tail.add(Element("text")
+                     .attr("class", "fullname")
+                     .attr("x", at == 0 ? "10" : "34")
+                     .attr("y", ty)
+                     .attr("font-size", "9")
+                     .attr("fill", kMuted)
+                     .text((at == 0 ? "[" + std::to_string(k + 1) + "] " : std::string()) +
+                           name.substr(at, per_line)));
+      }
+    }
+  }
   return ty + 12;
 }
 

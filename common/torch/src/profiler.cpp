@@ -180,6 +180,14 @@ std::filesystem::path CycleResult::saved_path() const {
   return export_ ? export_->saved_path : std::filesystem::path();
 }
 
+CycleResult& CycleResults::last_nonempty() {
+  for (size_t i = size(); i-- > 0;)
+    if (std::vector<CycleResult>::operator[](i).whole_steps > 0) return std::vector<CycleResult>::operator[](i);
+  if (empty()) return back();  // throws, saying why there is no result
+  throw NoProfileResult("wb::Profiler: none of the " + std::to_string(size()) +
+                        " cycle(s) recorded a whole step (each holds only the step stop() closed)");
+}
+
 size_t CycleResults::checked(size_t i) const {
   if (i < size()) return i;
   if (empty())
@@ -255,8 +263,10 @@ void Profiler::step() {
 
 void Profiler::stop() {
   if (!running_) return;
+  stopping_ = true;
   close_step_scope();
   apply(transition_on_exit(action_), action_, ProfilerAction::None);
+  stopping_ = false;
   running_ = false;
   if (results_.empty()) {  // Python raises when asked to export; say it here, where it happened
     results_.why_empty_ = why_no_result();
@@ -348,6 +358,7 @@ void Profiler::disable_and_collect() {
   pending_->cycle = static_cast<int>(results_.size());
   pending_->first_step = cycle_first_step_;
   pending_->last_step = last_closed_step_;
+  pending_->whole_steps = std::max(0, last_closed_step_ - cycle_first_step_ + 1 - (stopping_ ? 1 : 0));
   pending_->export_ = std::make_shared<CycleResult::Export>();
   pending_->export_->raw = std::move(raw);
   pending_->export_->profile_memory = opts_.profile_memory;

@@ -42,10 +42,12 @@ struct Schedule {
   // ignored; missing fields take the struct's defaults, so repeat is 0 as in Python):
   //   positional  "W,WU,A[,R[,S]]"                 wait, warmup, active, repeat, skip_first
   //   keywords    "wait=1, warmup=1, active=3, repeat=2, skip_first=1, skip_first_wait=1"
-  //               (Python's argument names, any order; wait, warmup and active are required)
+  //               (Python's argument names, any order; wait, warmup and active are required;
+  //               spaces alone may separate them, as str() prints them:
+  //               Schedule::parse(s.str()) == s)
   // Throws std::invalid_argument with a message that says what was wrong and what is expected.
   static Schedule parse(std::string_view text);
-  std::string str() const;  // "wait=1 warmup=1 active=3 repeat=1"
+  std::string str() const;  // "wait=1 warmup=1 active=3 repeat=1": parse() reads it back
   bool operator==(const Schedule& o) const;
 };
 

@@ -85,6 +85,10 @@ struct Event {
   // FLOPs of the op, by torch's formula (op_flops in rules.hpp) from the recorded input shapes;
   // 0 when the op has no formula or no shapes were recorded.
   int64_t flops = 0;
+  // record_shapes: the element type of the op's first tensor input as the trace's "Input type"
+  // records it ("float", "c10::BFloat16", "c10::Half", "double"), kept for the ops with a FLOPs
+  // formula (what a FLOP/s figure is judged against). "": not recorded.
+  std::string input_dtype;
   // with_stack: where the op was called from, innermost frame first (KinetoEvent::stack(); in a
   // saved trace its "Call stack", which Kineto writes when the profile was verbose), without the
   // frames Python's table leaves out (keep_stack_entry, rules.hpp). Empty: none recorded.

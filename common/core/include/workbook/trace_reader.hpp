@@ -42,6 +42,10 @@ struct ReadOptions {
 //
 // Reads a trace file (.json or .json.gz, detected by magic bytes, not by name).
 Trace read_trace(const std::filesystem::path& path, const ReadOptions& opts = {});
+// What the command-line tools read: read_trace, then refuse a trace with no events (a
+// {"traceEvents": []} file, a capture that recorded nothing) with a TraceError that says
+// "no events", so every tool says the same and exits non-zero instead of printing nothing.
+Trace read_trace_with_events(const std::filesystem::path& path, const ReadOptions& opts = {});
 // Parses a trace already in memory. `source` names it in errors.
 Trace parse_trace(std::string_view json, const std::string& source = "<memory>",
                   const ReadOptions& opts = {});

@@ -10,7 +10,10 @@
 //     share of each step the stream sat idle;
 //   * thin flow lines from each launch call to the work it queued;
 //   * optional highlights (an event, or a time range such as a gap) with a caption.
-// Names that do not fit are shortened; the full name is in a tooltip (<title>).
+// Names that do not fit are shortened; the tooltip (<title>) has the name, and a long one (a
+// demangled kernel signature) is written in full once, in a numbered list under the picture.
+// A window of steps shows the work launched in those steps (not a warm-up's, still on the GPU);
+// a CUDA graph launch gets one arrow, to its first kernel.
 // The output is deterministic: the same trace and options give the same bytes.
 #pragma once
 
@@ -61,8 +64,9 @@ struct TimelineOptions {
   int max_depth = 6;    // CPU call-depth rows drawn per thread (1..32)
   bool flows = true;    // launch -> kernel lines
   // > 0: bars narrower than this (px) that touch on the same row are drawn as one grey bar
-  // ("N events merged" in its tooltip), so a long window stays a small file. 0: every bar
-  // (the chapters' pictures, which show few steps).
+  // ("N events merged" in its tooltip), so a long window stays a small file. 0 (default): every
+  // bar, unless the window holds more than 2,000 events; then the bars narrower than 1 px merge
+  // (no eye tells them apart; a recorded picture stays under 1 MB). < 0: every bar, always.
   double merge_below_px = 0;
   std::vector<Highlight> highlights;
 };

@@ -1,7 +1,9 @@
 // torch.profiler.profile, in C++ (LibTorch + Kineto). #include <workbook/profiler_all.hpp>
 // gives this and everything the docs use with it.
 //
-//   wb::Profiler prof({.schedule = wb::Schedule::parse("1,1,3,1")});
+//   wb::ProfilerOptions opts;
+//   opts.schedule = wb::Schedule::parse("1,1,3,1");
+//   wb::Profiler prof(opts);
 //   prof.start();
 //   for (int i = 0; i < 5; ++i) {
 //     { wb::Annotation a("matmul_add"); y = at::add(at::matmul(x, w), b); }
@@ -48,6 +50,10 @@ struct CycleResult {
   int cycle = 0;        // 0-based
   int first_step = -1;  // global step numbers recorded in this cycle
   int last_step = -1;
+  // Steps of this cycle that a step() call closed: whole loop iterations. The step the loop's
+  // last step() opens is closed by stop() with nothing in it, so with repeat = 0 the last cycle
+  // can be only that (an empty ProfilerStep#N; Python does the same): whole_steps == 0.
+  int whole_steps = 0;
   // The model built from the in-memory events (what key_averages() sees). Built on first use,
   // like Python's lazy function events, so the profiled loop never pays for it.
   const Trace& trace() const;
@@ -95,6 +101,10 @@ class CycleResults : public std::vector<CycleResult> {
   const CycleResult& operator[](size_t i) const { return std::vector<CycleResult>::operator[](checked(i)); }
   CycleResult& at(size_t i) { return (*this)[i]; }
   const CycleResult& at(size_t i) const { return (*this)[i]; }
+  // The last cycle that recorded a whole step (CycleResult::whole_steps > 0): with repeat = 0,
+  // results().back() can be an empty trailing cycle, as in Python. Throws NoProfileResult when
+  // no cycle recorded one.
+  CycleResult& last_nonempty();
   // Why there is no result (set by Profiler::stop when no cycle completed); "" otherwise.
   const std::string& why_empty() const { return why_empty_; }
 
@@ -105,6 +115,9 @@ class CycleResults : public std::vector<CycleResult> {
 };
 
 struct ProfilerOptions {
+  // Not Python's default: profile() without a schedule records every step from start to stop;
+  // ProfilerOptions{} skips one step, warms up one and records three, once (the chapters' window).
+  // To record every step of an N-step loop as Python does: Schedule{0, 0, N, 1}.
   Schedule schedule{1, 1, 3, 1, 0};
   // CPU is always recorded; CUDA when this is true and a CUDA device is present.
   bool cuda = true;
@@ -175,6 +188,7 @@ class Profiler {
   int step_num_ = 0;
   int cycle_first_step_ = -1;
   int last_closed_step_ = -1;
+  bool stopping_ = false;  // inside stop(): the open step is closed with no loop iteration in it
   ProfilerAction action_ = ProfilerAction::None;
   std::unique_ptr<at::RecordFunction> step_scope_;
   std::string step_name_;
