@@ -97,11 +97,11 @@ void compare_to_eager(wb::Run& run, llm::Model& model, const torch::Tensor& prom
   }
   const llm::LogitsMatch m = llm::compare_logits(torch::stack(eager), torch::stack(mine));
   const std::string why = llmk::kernels_unavailable(run.device(), run.options().dtype().toScalarType());
-  run.say(
-      wb::string_printf("Teacher-forced logits, %lld tokens: chapter 09's eager step vs the last kernel step (%s):\n"
-                "  max |diff| %.4g = %.3g of the largest logit %.3g; cosine %.6f; argmax agrees on %.1f%%\n",
-                static_cast<long long>(n), why.empty() ? "hand-written kernels, one CUDA graph" : why.c_str(),
-                m.max_abs_diff, m.rel, m.max_abs, m.cosine, 100 * m.argmax_agree));
+  run.say(wb::string_printf(
+      "Teacher-forced logits, %lld tokens: chapter 09's eager step vs the last kernel step (%s):\n"
+      "  max |diff| %.4g = %.3g of the largest logit %.3g; cosine %.6f; argmax agrees on %.1f%%\n",
+      static_cast<long long>(n), why.empty() ? "hand-written kernels, one CUDA graph" : why.c_str(),
+      m.max_abs_diff, m.rel, m.max_abs, m.cosine, 100 * m.argmax_agree));
 }
 
 double timed_sweep(wb::Run& run, llm::Model& model, const torch::Tensor& prompt, int64_t capacity,
@@ -118,9 +118,10 @@ double timed_sweep(wb::Run& run, llm::Model& model, const torch::Tensor& prompt,
     for (int i = 0; i < kTimed; ++i) v->token();
     wb::synchronize_device();
     const double ms = ms_since(t0) / kTimed;
-    std::string line =
-        wb::string_printf("timed, %d tokens: %-11s %.3f ms/token = %.0f tokens/s", kTimed, name, ms, 1e3 / ms);
-    if (bound_ms > 0) line += wb::string_printf(", %.1f%% of the %.3f ms bound", 100 * bound_ms / ms, bound_ms);
+    std::string line = wb::string_printf("timed, %d tokens: %-11s %.3f ms/token = %.0f tokens/s", kTimed,
+                                         name, ms, 1e3 / ms);
+    if (bound_ms > 0)
+      line += wb::string_printf(", %.1f%% of the %.3f ms bound", 100 * bound_ms / ms, bound_ms);
     if (previous > 0) line += wb::string_printf(" (%.2fx the step before)", previous / ms);
     run.say(line + "\n");
     previous = ms;
@@ -140,8 +141,8 @@ std::string napkin(const llm::Config& c, int64_t dtype_bytes, double read_gb, do
       "gate_up %.1f MB%s, "
       "down %.1f MB%s; the LM head %.1f MB%s once per token. A token reads %.3f GB%s.\n",
       c.name.c_str(), static_cast<long long>(dtype_bytes),
-      bw > 0 ? wb::string_printf(", at the measured %.0f GB/s copy", bw).c_str() : "", qkv, at(qkv).c_str(), o,
-      at(o).c_str(), gu, at(gu).c_str(), dn, at(dn).c_str(), lm, at(lm).c_str(), read_gb,
+      bw > 0 ? wb::string_printf(", at the measured %.0f GB/s copy", bw).c_str() : "", qkv, at(qkv).c_str(),
+      o, at(o).c_str(), gu, at(gu).c_str(), dn, at(dn).c_str(), lm, at(lm).c_str(), read_gb,
       bw > 0 ? wb::string_printf(" = %.3f ms", read_gb / bw * 1e3).c_str() : "");
 }
 
