@@ -124,8 +124,9 @@ inline Claim read_claim(const json& j, const wb::JsonWhere& w, const std::string
     wb::json_each_object(j, "figures", w, "a figure {\"printed\", \"key\"[, \"scale\"]}",
                          [&](const json& fj, const wb::JsonWhere& at) {
                            wb::json_known_keys(fj, {"printed", "key", "scale", "ref"}, at);
-                           Figure fig{wb::json_text(fj, "printed", at), wb::json_text(fj, "key", at, !fj.contains("ref")),
-                                      1, wb::json_text(fj, "ref", at, false)};
+                           Figure fig{wb::json_text(fj, "printed", at),
+                                      wb::json_text(fj, "key", at, !fj.contains("ref")), 1,
+                                      wb::json_text(fj, "ref", at, false)};
                            if (!fig.ref.empty() && !fig.key.empty())
                              at.fail("a figure names a \"key\" of the fact or a \"ref\", not both");
                            if (fj.contains("scale")) fig.scale = wb::json_number(fj, "scale", at);
@@ -192,7 +193,8 @@ struct Source {
   std::string where, page, quote, source, what;
 };
 inline const std::vector<std::string>& source_kinds() {
-  static const std::vector<std::string> k = {"datasheet", "seed", "calc", "code", "definition", "bench", "probe"};
+  static const std::vector<std::string> k = {"datasheet",  "seed",  "calc", "code",
+                                             "definition", "bench", "probe"};
   return k;
 }
 // Every source of one claims file (throws wb::SpecError on an unknown kind or a missing field).
@@ -213,7 +215,8 @@ inline std::vector<Source> read_sources(const fs::path& file) {
                                   wb::json_text(j, "source", at), wb::json_text(j, "what", at)};
                          const auto& k = source_kinds();
                          if (std::find(k.begin(), k.end(), s.source) == k.end())
-                           at.in("source").fail("'" + s.source + "' is not one of datasheet, seed, calc, code, "
+                           at.in("source").fail("'" + s.source +
+                                                "' is not one of datasheet, seed, calc, code, "
                                                 "definition, bench, probe");
                          out.push_back(s);
                        });

@@ -282,7 +282,8 @@ TEST_CASE("ch05: same_gemm fails without the bias copy or with a beta-zero GEMM"
   CHECK(fact(across05(runs, k64), "same_gemm").status == Status::Fail);
 }
 
-TEST_CASE("ch05: cpu_per_step: a graph only 3x cheaper fails, at 64 and at the recorded 4096", "[ch05][cpu]") {
+TEST_CASE("ch05: cpu_per_step: a graph only 3x cheaper fails, at 64 and at the recorded 4096",
+          "[ch05][cpu]") {
   auto runs = h200_runs();
   run_of(runs, "graph")->cpu_us = 13;  // 39 / 13 = 3x
   CHECK(fact(across05(runs, k64), "cpu_per_step").status == Status::Fail);

@@ -284,10 +284,14 @@ std::vector<Row> unreadable_traces(const fs::path& dir) {
   // nothing and exit 0).
   write(dir / "zero_events.json", "{\"traceEvents\": []}\n");
   write(dir / "only_metadata.json",
-        "{\"traceEvents\": [{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, \"args\": {\"name\": \"x\"}}]}\n");
+        "{\"traceEvents\": [{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, \"args\": {\"name\": "
+        "\"x\"}}]}\n");
   return {
       {"traceEvents: []", {(dir / "zero_events.json").string()}, {"zero_events.json", "no events"}, 1},
-      {"only metadata events", {(dir / "only_metadata.json").string()}, {"only_metadata.json", "no events"}, 1},
+      {"only metadata events",
+       {(dir / "only_metadata.json").string()},
+       {"only_metadata.json", "no events"},
+       1},
       {"missing trace", {(dir / "missing.json").string()}, {"missing.json"}, 1},
       {"truncated JSON", {(dir / "truncated.json").string()}, {"truncated.json"}, 1},
       {"not JSON", {(dir / "garbage.json").string()}, {"garbage.json"}, 1},
@@ -428,8 +432,8 @@ TEST_CASE("./workbook VERB --help prints that verb's help and does no work", "[b
       INFO(verb << " " << flag << "\nstdout: " << r.out << "\nstderr: " << r.err);
       CHECK(r.code == 0);
       CHECK(r.out.rfind(std::string("./workbook ") + verb, 0) == 0);  // its own usage, first line
-      CHECK(r.err.find("[workbook]") == std::string::npos);            // no setup or build step ran
-      CHECK_FALSE(fs::exists(build));                                   // nothing configured
+      CHECK(r.err.find("[workbook]") == std::string::npos);           // no setup or build step ran
+      CHECK_FALSE(fs::exists(build));                                 // nothing configured
       CHECK_FALSE(fs::exists(build.string() + ".configure.log"));
     }
   fs::remove_all(dir);

@@ -84,7 +84,8 @@ TEST_CASE("claims: every quote is in its page and holds on its recording", "[doc
   CHECK(judged >= 60);
 }
 
-TEST_CASE("claims: every source's quote is in its page and names where it comes from", "[docs][claims][cpu]") {
+TEST_CASE("claims: every source's quote is in its page and names where it comes from",
+          "[docs][claims][cpu]") {
   int n = 0;
   for (const auto& f : claims::claim_files())
     for (const auto& s : claims::read_sources(f)) {
@@ -202,7 +203,8 @@ TEST_CASE("claims: a contradicted claim, a lost quote, a missing recording and t
   Claim plans;
   plans.recording = "h200/09_llm_prefill_decode/decode";
   plans.fact = "step_cpu";
-  plans.pattern = {"attention holds tens of ms per step", "",
+  plans.pattern = {"attention holds tens of ms per step",
+                   "",
                    {{"/median_ops_us/aten::scaled_dot_product_attention", wb::Condition::Op::Ge, 20000.0}}};
   CHECK_THAT(claims::judge(plans, recs), ContainsSubstring("FAIL"));
   plans.recording = "h200/09_llm_prefill_decode/decode_cat";
@@ -211,7 +213,8 @@ TEST_CASE("claims: a contradicted claim, a lost quote, a missing recording and t
   // A figure quoted by "ref" is read from that file: the bench's copy bandwidth, 4240 GB/s.
   Claim copy;
   copy.quote = "the 4.24 TB/s device copy";
-  copy.figures = {{"4.24", "", 0.001, R"(docs/bench/llm_decode_h200_cpp.txt#re=copy\sbandwidth\s([0-9]+)\sGB/s)"}};
+  copy.figures = {
+      {"4.24", "", 0.001, R"(docs/bench/llm_decode_h200_cpp.txt#re=copy\sbandwidth\s([0-9]+)\sGB/s)"}};
   CHECK(claims::judge(copy, recs) == "");
   copy.figures[0].printed = "4.42";
   CHECK_THAT(claims::judge(copy, recs), ContainsSubstring("the page prints 4.42"));
@@ -247,12 +250,15 @@ TEST_CASE("claims: the files read strictly", "[docs][claims][cpu]") {
              ContainsSubstring("unknown fact 'no_such_fact'"));
   CHECK(bad(R"({"page": "p", "claims": [{"quote": "q", "recording": "r", "lesson": "end_sync"}]})").empty());
   // A claim that only quotes figures by "ref" needs no recording; a figure names a key or a ref.
-  CHECK(bad(R"({"page": "p", "claims": [{"quote": "q 4.24", "figures": [{"printed": "4.24", "ref": "docs/x#re=a"}]}]})")
-            .empty());
-  CHECK_THAT(bad(R"({"page": "p", "claims": [{"quote": "q 4", "figures": [{"printed": "4", "key": "/a", "ref": "b"}]}]})"),
-             ContainsSubstring("not both"));
-  CHECK_THAT(bad(R"({"page": "p", "claims": [{"quote": "q 4", "figures": [{"printed": "4", "key": "/a"}]}]})"),
-             ContainsSubstring("recording"));
+  CHECK(
+      bad(R"({"page": "p", "claims": [{"quote": "q 4.24", "figures": [{"printed": "4.24", "ref": "docs/x#re=a"}]}]})")
+          .empty());
+  CHECK_THAT(
+      bad(R"({"page": "p", "claims": [{"quote": "q 4", "figures": [{"printed": "4", "key": "/a", "ref": "b"}]}]})"),
+      ContainsSubstring("not both"));
+  CHECK_THAT(
+      bad(R"({"page": "p", "claims": [{"quote": "q 4", "figures": [{"printed": "4", "key": "/a"}]}]})"),
+      ContainsSubstring("recording"));
   fs::remove_all(dir);
 }
 
@@ -312,12 +318,16 @@ TEST_CASE("claims: an uncovered sentence fails the coverage; a claim, a source o
     f.push_back(R"({"page": ")" + page + R"(", )" + extra + "}");
     return fg::page_coverage_of(page, edited, f);
   };
-  CHECK(with(R"("claims": [{"quote": "9x faster than the cold"}, {"quote": "steps are even"}])").uncovered() == 0);
-  const auto src = with(R"("sources": [{"quote": "9x faster", "source": "seed"}], "todo": ["The steps are"])");
+  CHECK(
+      with(R"("claims": [{"quote": "9x faster than the cold"}, {"quote": "steps are even"}])").uncovered() ==
+      0);
+  const auto src =
+      with(R"("sources": [{"quote": "9x faster", "source": "seed"}], "todo": ["The steps are"])");
   CHECK(src.uncovered() == 0);
   CHECK(src.todo() == before.todo() + 1);
   CHECK(src.problems.empty());
-  const auto stale = with(R"("claims": [{"quote": "9x faster"}, {"quote": "are even"}], "todo": ["The steps are"])");
+  const auto stale =
+      with(R"("claims": [{"quote": "9x faster"}, {"quote": "are even"}], "todo": ["The steps are"])");
   REQUIRE(stale.problems.size() == 1);
   CHECK_THAT(stale.problems[0], ContainsSubstring("take it off the list"));
   CHECK_THAT(with(R"("todo": ["No such sentence"])").problems.at(0), ContainsSubstring("starts no sentence"));

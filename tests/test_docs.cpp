@@ -678,11 +678,11 @@ TEST_CASE("the C++ pages: C++17 only, the profiler's defaults and Torch's config
   }
   const std::string page = proc::slurp(kRoot / "docs/profiler-in-cpp.md");
   for (const char* said : {
-           "group_by_input_shape",                    // Python's option, and ours
-           "--group-by-input-shape",                  // the table tool's flag
-           "`wb::ProfilerOptions{}` comes with",      // its default schedule is not Python's
-           "last_nonempty()",                         // repeat=0's trailing empty cycle
-           "library kineto not found.",               // Torch's configure warnings, explained
+           "group_by_input_shape",                // Python's option, and ours
+           "--group-by-input-shape",              // the table tool's flag
+           "`wb::ProfilerOptions{}` comes with",  // its default schedule is not Python's
+           "last_nonempty()",                     // repeat=0's trailing empty cycle
+           "library kineto not found.",           // Torch's configure warnings, explained
            "TORCH_CUDA_ARCH_LIST",
            "find_dependency(CUDAToolkit)` is called only",
        }) {
@@ -707,6 +707,6 @@ TEST_CASE("the installed package asks for CUDAToolkit only when it was built wit
   const std::string cfg = proc::slurp(generated);
   const std::string cache = proc::slurp(fs::path(WORKBOOK_BUILD_DIR) / "CMakeCache.txt");
   const bool cupti = cache.find("CUDA_cupti_LIBRARY:FILEPATH=/") != std::string::npos;
-  CHECK(cfg.find(cupti ? "if(ON)\n  find_dependency(CUDAToolkit)" : "if(OFF)\n  find_dependency(CUDAToolkit)") !=
-        std::string::npos);
+  CHECK(cfg.find(cupti ? "if(ON)\n  find_dependency(CUDAToolkit)"
+                       : "if(OFF)\n  find_dependency(CUDAToolkit)") != std::string::npos);
 }

@@ -123,8 +123,9 @@ TEST_CASE("model traces: inspect's evidence names the trace's own ops, no chapte
       INFO(f.id << ": " << text);
       // Chapter 07's gelu and mul appear only where the model ran them.
       for (const char* op : {"aten::gelu", "aten::mul "})
-        if (!ran(std::string(op).substr(0, std::string(op).find(' ')))) CHECK(text.find(op) == std::string::npos);
-      CHECK(text.find("''") == std::string::npos);                     // no empty annotation in a rule
+        if (!ran(std::string(op).substr(0, std::string(op).find(' '))))
+          CHECK(text.find(op) == std::string::npos);
+      CHECK(text.find("''") == std::string::npos);                      // no empty annotation in a rule
       CHECK(text.find("torch.compile's guards") == std::string::npos);  // eager models
     }
     const wb::Fact& work = find(r, "work_per_step");
@@ -226,5 +227,6 @@ TEST_CASE("conv FLOPs are set against the kernels the conv launched", "[tools][c
   CHECK(tp.data["gemm_us"] == 5);
   CHECK(tp.data["gemm_kernels"] == 2);
   CHECK(tp.data["peak_tflops"] == 67);
-  CHECK_THAT(tp.evidence.at(0), ContainsSubstring("GEMM ops (fp32): 1 with 128 flop; the 1 kernels they launched ran 1"));
+  CHECK_THAT(tp.evidence.at(0),
+             ContainsSubstring("GEMM ops (fp32): 1 with 128 flop; the 1 kernels they launched ran 1"));
 }

@@ -440,7 +440,8 @@ TEST_CASE("tiny kernels stay visible and long names are shortened, not lost",
     ++kernels;
     // The tooltip names the kernel, and a long demangled name by its number in the list of
     // full names under the picture, where it is written once, template arguments and all.
-    CHECK((tip.rfind(kGemm, 0) == 0 || tip.rfind(kAdd, 0) == 0 || tip.find(" under the picture]") != std::string::npos));
+    CHECK((tip.rfind(kGemm, 0) == 0 || tip.rfind(kAdd, 0) == 0 ||
+           tip.find(" under the picture]") != std::string::npos));
   }
   CHECK(kernels == 6);
   std::string full;
@@ -768,7 +769,8 @@ TEST_CASE("every recording's timeline is <= 1 MB and legible", "[timeline][cpu][
   const fs::path root = fs::path(WORKBOOK_ROOT) / "expected_output";
   std::vector<fs::path> traces;
   for (const auto& e : fs::recursive_directory_iterator(root))
-    if (e.path().filename() == "trace.json" || e.path().filename() == "trace.json.gz") traces.push_back(e.path());
+    if (e.path().filename() == "trace.json" || e.path().filename() == "trace.json.gz")
+      traces.push_back(e.path());
   std::sort(traces.begin(), traces.end());
   REQUIRE(traces.size() >= 20);
   size_t biggest = 0;
@@ -790,11 +792,13 @@ TEST_CASE("every recording's timeline is <= 1 MB and legible", "[timeline][cpu][
     for (const auto& e : t.events)
       if (e.kind == wb::Kind::Runtime && e.name.find("GraphLaunch") != std::string::npos) ++graph_launches;
     size_t flows = 0;
-    for (size_t at = svg.find("class=\"flow\""); at != std::string::npos; at = svg.find("class=\"flow\"", at + 1))
+    for (size_t at = svg.find("class=\"flow\""); at != std::string::npos;
+         at = svg.find("class=\"flow\"", at + 1))
       ++flows;
     size_t other_launches = 0;
     for (const auto& e : t.events)
-      if ((e.kind == wb::Kind::Runtime || e.kind == wb::Kind::Driver) && e.name.find("GraphLaunch") == std::string::npos)
+      if ((e.kind == wb::Kind::Runtime || e.kind == wb::Kind::Driver) &&
+          e.name.find("GraphLaunch") == std::string::npos)
         ++other_launches;
     CHECK(flows <= graph_launches + other_launches);
   }

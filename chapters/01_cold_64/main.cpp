@@ -7,9 +7,9 @@
 // "matmul_add" annotation. Nothing runs before the profiler, but the schedule's wait and warmup
 // steps run the workload twice before the window opens: the one-time work of a first call
 // (module loading, cuBLAS set-up, the first GEMM's occupancy sizing) is done by then, and what
-// still widens the first recorded step ("the first recorded step's widening") has no one-time event in it. `--experiment cold`
-// records the very first calls instead. At 64x64 the GPU finishes each kernel in ~2 us while the
-// CPU spends tens of us getting there: the run is overhead-bound. README.md walks through it.
+// still widens the first recorded step ("the first recorded step's widening") has no one-time event in it.
+// `--experiment cold` records the very first calls instead. At 64x64 the GPU finishes each kernel in ~2 us
+// while the CPU spends tens of us getting there: the run is overhead-bound. README.md walks through it.
 #include <torch/types.h>  // tensors and their ops (torch/torch.h adds the nn/optim/data frontend)
 
 #include "workbook/chapter.hpp"  // wb::Chapter: flags, device, dtype, outputs; wb::Profiler

@@ -4,6 +4,8 @@
 #                                       (RUNS=3: two more recordings for the tolerances' spread)
 #   run(command="scripts/gpu/record_h200.sh test")                             the suite, GPU live
 #   run(command="SKIP_CTEST=1 scripts/gpu/exercises.sh")                  the exercises, live
+#   run(command="scripts/gpu/record_h200.sh checks")   or, after record: chapter 11's test, the model
+#                                       fixtures, the chapters check, the decode bench, the exercises
 # (the second right after the first, while the machine is still warm: it reuses the build).
 # Outputs in $OUT: h200_recording.tgz (expected_output/h200, to unpack here), bench and fixture
 # tarballs, logs.
@@ -26,6 +28,8 @@ case "${1:-}" in
     # tables and stdout (not traces or pictures) come back as test data: every claim must hold on
     # each run, and the tolerances are set from their spread.
     for k in $(seq 2 "${RUNS:-1}"); do
+      # a run takes what the first took: start one only if it can end inside the call (RUNS_UNTIL_S)
+      [ $SECONDS -lt "${RUNS_UNTIL_S:-330}" ] || { say "record run $k skipped (time)"; break; }
       WORKBOOK_GIT_REV=$rev scripts/record.sh $BUILD_DIR --platform h200-run$k > $F/record$k.log 2>&1; say "record run $k rc=$?"
     done
     [ "${RUNS:-1}" -lt 2 ] || tar czf $OUT/h200_reruns.tgz --exclude='trace.json*' --exclude='*.svg' expected_output/h200-run*
@@ -46,5 +50,21 @@ case "${1:-}" in
       tail -5 $F/fixtures.log; tar czf $OUT/fixtures.tgz -C /tmp/tf python 2>/dev/null
     fi
     cp $F/summary.txt $OUT/ ;;
-  *) echo "usage: $0 record COMMIT | test" >&2; exit 2 ;;
+  checks)
+    # After `record`, on the same warm machine: the live checks a release needs, each bounded,
+    # skipped once the call's time is nearly spent (LIMIT_S, default 540 s), logs in $OUT/checks.tgz.
+    L=${LIMIT_S:-540}
+    left() { [ $((L - SECONDS)) -gt "$1" ] || { say "skipped (time): $2"; return 1; }; }
+    cmake --build $BUILD_DIR -j $JOBS --target test_11_llm_decode_kernels test_exercises exercises exercise \
+      gaming_ex01_1_loop_deleted gaming_ex08_1_update_neutralised bench_llm_decode bench_llm_gemv inspect table timeline \
+      > $F/build_checks.log 2>&1; say "build rc=$?"
+    left 60 fixtures && { timeout 90 python3 tests/data/models/make_model_fixtures.py --device cuda --out $F/models > $F/fixtures.log 2>&1; say "model fixtures rc=$?"; }
+    left 60 test_11 && { timeout 150 $BUILD_DIR/tests/test_11_llm_decode_kernels "[ch11]" > $F/test_11.log 2>&1; say "test_11 rc=$?: $(tail -2 $F/test_11.log | tr '\n' ' ')"; }
+    left 120 chapters_check && { mkdir -p $F/cc; OUT=$F/cc BUILD_DIR=$BUILD_DIR timeout $((L - SECONDS - 60)) scripts/gpu/chapters_check.sh > $F/chapters_check.out 2>&1; say "chapters_check rc=$?"; grep -v 'rc=0' $F/cc/summary.txt | head -20 | tee -a $F/summary.txt; }
+    left 90 bench && { timeout 120 $BUILD_DIR/bench/bench_llm_decode --repeats 5 > $F/bench_llm_decode.txt 2>&1; say "bench_llm_decode rc=$?"; }
+    left 90 exercises && { WORKBOOK_BUILD_DIR=$BUILD_DIR timeout $((L - SECONDS - 20)) $BUILD_DIR/tests/test_exercises "[exercises][gpu]" > $F/exercises_gpu.log 2>&1; say "test_exercises [gpu] rc=$?: $(tail -2 $F/exercises_gpu.log | tr '\n' ' ')"; }
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader >> $F/summary.txt
+    tar czf $OUT/checks.tgz -C /tmp final
+    cp $F/summary.txt $OUT/ ;;
+  *) echo "usage: $0 record COMMIT | test | checks" >&2; exit 2 ;;
 esac

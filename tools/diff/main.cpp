@@ -23,8 +23,9 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"Compare two Kineto traces step by step: ops, kernels, launches, CPU and GPU time."};
-  app.footer("Exit codes: 0 no change, 3 changes found (like diff(1)'s 1, kept apart from errors), "
-             "1 unreadable trace or a trace with no events, 2 bad flags.");
+  app.footer(
+      "Exit codes: 0 no change, 3 changes found (like diff(1)'s 1, kept apart from errors), "
+      "1 unreadable trace or a trace with no events, 2 bad flags.");
   std::string a_path, b_path, format = "text";
   bool all = false;
   app.add_option("a", a_path, "the first trace (before)")->required();

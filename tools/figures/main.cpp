@@ -150,21 +150,23 @@ int claims_report(const std::string& root, const std::vector<std::string>& only,
       const auto& c = pc.covers[i];
       if (!list && (!c.by.empty() || c.todo)) continue;
       std::cout << page << ":" << s.line << ": "
-                << (!c.by.empty() ? "covered by " + c.by : c.todo ? std::string("TODO") : std::string("UNCOVERED"))
+                << (!c.by.empty() ? "covered by " + c.by
+                    : c.todo      ? std::string("TODO")
+                                  : std::string("UNCOVERED"))
                 << " [" << (s.number ? "number " : "") << (s.comparison ? "comparison " : "")
                 << (s.cause ? "cause" : "") << "] " << s.text << "\n";
     }
     for (const auto& p : pc.problems) std::cerr << p << "\n";
     const int n = static_cast<int>(pc.sentences.size());
-    std::cerr << page << ": " << n << " sentences state something: " << pc.covered() << " covered, " << pc.todo()
-              << " on the todo list, " << pc.uncovered() << " uncovered\n";
+    std::cerr << page << ": " << n << " sentences state something: " << pc.covered() << " covered, "
+              << pc.todo() << " on the todo list, " << pc.uncovered() << " uncovered\n";
     total += n, covered += pc.covered(), todo += pc.todo(), uncovered += pc.uncovered();
     problems += static_cast<int>(pc.problems.size());
   }
   const double pct = total ? 100.0 * covered / total : 100.0;
-  std::cerr << "claims: " << pages.size() << " pages, " << total << " sentences that state something, " << covered
-            << " covered (" << std::fixed << std::setprecision(1) << pct << " %), " << todo << " to do, "
-            << uncovered << " uncovered, " << problems << " problems\n";
+  std::cerr << "claims: " << pages.size() << " pages, " << total << " sentences that state something, "
+            << covered << " covered (" << std::fixed << std::setprecision(1) << pct << " %), " << todo
+            << " to do, " << uncovered << " uncovered, " << problems << " problems\n";
   return uncovered || problems ? 1 : 0;
 }
 

@@ -28,8 +28,9 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"Print key_averages().table() -- Python's profiler summary -- from a saved Kineto trace."};
-  app.footer("Exit codes: 0 printed, 1 unreadable trace or a trace with no events, 2 bad flags "
-             "(checked before the trace is read).");
+  app.footer(
+      "Exit codes: 0 printed, 1 unreadable trace or a trace with no events, 2 bad flags "
+      "(checked before the trace is read).");
   std::string path;
   wb::TableOptions opts;
   wb::GroupOptions group;

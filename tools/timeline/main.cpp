@@ -68,8 +68,9 @@ void check_output(const std::string& out) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Draw a Kineto trace as an SVG timeline: CPU threads, GPU streams, steps, launches."};
-  app.footer("Exit codes: 0 written, 1 unreadable trace or a trace with no events (or the SVG could not be "
-             "written), 2 bad flags.");
+  app.footer(
+      "Exit codes: 0 written, 1 unreadable trace or a trace with no events (or the SVG could not be "
+      "written), 2 bad flags.");
   std::string trace_path, out_path, steps, title;
   double from_us = 0, to_us = 0;
   int width = 1200, depth = 6;

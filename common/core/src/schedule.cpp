@@ -86,7 +86,8 @@ std::vector<std::string_view> fields_of(std::string_view text) {
     size_t pos = text.find_first_not_of(" \t");
     while (pos != std::string_view::npos) {
       size_t eq = text.find('=', pos);
-      if (eq == std::string_view::npos) bad(text, "'" + std::string(trim(text.substr(pos))) + "' has no value");
+      if (eq == std::string_view::npos)
+        bad(text, "'" + std::string(trim(text.substr(pos))) + "' has no value");
       size_t value = text.find_first_not_of(" \t", eq + 1);
       size_t end = value == std::string_view::npos ? text.size() : text.find_first_of(" \t", value);
       if (end == std::string_view::npos) end = text.size();

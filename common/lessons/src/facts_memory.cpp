@@ -176,7 +176,8 @@ std::vector<Phase> phases(const TraceModel& m, std::string_view name, std::strin
     for (const Event& e : m.trace().events) {  // (a few passes at most: one per phase fact)
       if (e.start_ns < st.start_ns || e.start_ns > st.end_ns) continue;
       const EventIdx i = static_cast<EventIdx>(&e - m.trace().events.data());
-      if (e.kind == Kind::CpuOp && std::string_view(e.name).substr(0, kBackwardNode.size()) == kBackwardNode) {
+      if (e.kind == Kind::CpuOp &&
+          std::string_view(e.name).substr(0, kBackwardNode.size()) == kBackwardNode) {
         if (!bwd) bwd = Phase{e.start_ns, e.end_ns(), i};
         if (e.start_ns < bwd->start_ns) *bwd = Phase{e.start_ns, bwd->end_ns, i};
         bwd->end_ns = std::max(bwd->end_ns, e.end_ns());
@@ -199,11 +200,13 @@ std::vector<Phase> phases(const TraceModel& m, std::string_view name, std::strin
   }
   std::sort(out.begin(), out.end(), [](const Phase& a, const Phase& b) { return a.start_ns < b.start_ns; });
   if (name == "backward")
-    how = "no 'backward' annotation: autograd's own events ('autograd::engine::evaluate_function: "
-          "...Backward0'), first to last in each step";
+    how =
+        "no 'backward' annotation: autograd's own events ('autograd::engine::evaluate_function: "
+        "...Backward0'), first to last in each step";
   else if (name == "forward")
-    how = "no 'forward' annotation: each step's start (or its Optimizer.zero_grad#...) to the first "
-          "autograd::engine::evaluate_function";
+    how =
+        "no 'forward' annotation: each step's start (or its Optimizer.zero_grad#...) to the first "
+        "autograd::engine::evaluate_function";
   else
     how = fmt::format("no '{}' annotation: the optimizer's own '{}...' ranges", name, kOptimizerStep);
   return out;
@@ -390,22 +393,19 @@ std::string measure_optimizer_state(const View& v, const FactOptions&, Fact& f) 
       }
   }
   const int64_t later = opt.size() > 1 ? *std::max_element(kept.begin() + 1, kept.end()) : 0;
-  f.data = {{"first_kept_bytes", kept[0]},
-            {"first_kept_mb", mb(kept[0])},
-            {"first_kept_tensors", count[0]},
-            {"later_kept_bytes", later},
-            {"optimizer_steps", opt.size()},
-            {"phases_from", how}};
+  f.data = {{"first_kept_bytes", kept[0]}, {"first_kept_mb", mb(kept[0])},  {"first_kept_tensors", count[0]},
+            {"later_kept_bytes", later},   {"optimizer_steps", opt.size()}, {"phases_from", how}};
   add_evidence(f, "optimizer: " + how);
   for (size_t k = 0; k < opt.size(); ++k)
     add_evidence(f, fmt::format("'{}' #{} {}: keeps {} in {} tensors", v.m.at(opt[k].at).name, k,
                                 v.step_label(opt[k].at), mb_str(kept[k]), count[k]));
   f.value = fmt::format("the first optimizer step keeps {} ({} tensors); later steps keep at most {}",
                         mb_str(kept[0]), count[0], mb_str(later));
-  return measured(f, kept[0] > 0 ? "the optimizer allocates its state (Adam's exp_avg and exp_avg_sq, SGD's momentum "
-                                   "buffers) at its first step, then reuses it"
-                                 : "the window's first optimizer step keeps nothing: its state was made before "
-                                   "the window (a warm-up step), or the optimizer keeps none (plain SGD)");
+  return measured(f, kept[0] > 0
+                         ? "the optimizer allocates its state (Adam's exp_avg and exp_avg_sq, SGD's momentum "
+                           "buffers) at its first step, then reuses it"
+                         : "the window's first optimizer step keeps nothing: its state was made before "
+                           "the window (a warm-up step), or the optimizer keeps none (plain SGD)");
 }
 
 // The largest allocations freed within the step that made them.

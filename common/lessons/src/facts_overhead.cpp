@@ -72,7 +72,8 @@ std::string measure_overhead_bound(const View& v, const FactOptions&, Fact& f) {
     const std::vector<EventIdx> ks = m.launched(g);
     if (ks.empty()) continue;
     Interval r{m.at(ks.front()).start_ns, m.at(ks.front()).end_ns()};
-    for (EventIdx k : ks) r.start = std::min(r.start, m.at(k).start_ns), r.end = std::max(r.end, m.at(k).end_ns());
+    for (EventIdx k : ks)
+      r.start = std::min(r.start, m.at(k).start_ns), r.end = std::max(r.end, m.at(k).end_ns());
     if (r.end <= r.start) continue;
     per_replay.push_back(static_cast<double>(union_ns(m, ks, r)) / static_cast<double>(r.end - r.start));
     replay_us.push_back(us(r.end - r.start));
@@ -81,8 +82,9 @@ std::string measure_overhead_bound(const View& v, const FactOptions&, Fact& f) {
     f.data["replays"] = static_cast<int>(per_replay.size());
     f.data["gpu_busy_per_replay"] = r3(median(per_replay));
     f.data["replay_span_us"] = r3(median(replay_us));
-    add_evidence(f, fmt::format("{} graph replays: median span {} first kernel to last, GPU busy {:.1f}% of it",
-                                per_replay.size(), us_str(median(replay_us)), 100 * median(per_replay)));
+    add_evidence(f,
+                 fmt::format("{} graph replays: median span {} first kernel to last, GPU busy {:.1f}% of it",
+                             per_replay.size(), us_str(median(replay_us)), 100 * median(per_replay)));
   }
   return kMeasured;
 }
@@ -345,8 +347,7 @@ std::string outside_ops_cause(const View& v, Fact& f) {
   f.data["compiled"] = compiled;
   f.data["autograd_threads"] = autograd_threads.size();
   std::vector<std::string> causes;
-  if (!autograd_threads.empty())
-  {
+  if (!autograd_threads.empty()) {
     causes.push_back(
         "the backward runs on autograd's own thread, so the step's thread waits while its ops run there "
         "(that wait counts as time outside this thread's ops)");
@@ -368,7 +369,8 @@ std::string measure_step_cpu(const View& v, const FactOptions& o, Fact& f) {
   if (steps.empty()) return "no ProfilerStep windows in this trace";
   const std::string label = o.annotation.empty() ? "the step" : "'" + o.annotation + "'";
   if (o.annotation.empty())
-    f.pattern.text = "layers around the ops: >= half of the step (no annotation) is CPU time outside its aten ops";
+    f.pattern.text =
+        "layers around the ops: >= half of the step (no annotation) is CPU time outside its aten ops";
   std::vector<double> anns, shares;
   json arr = json::array();
   for (const auto& s : steps) {
@@ -397,11 +399,12 @@ std::string measure_step_cpu(const View& v, const FactOptions& o, Fact& f) {
   f.data["outside_ops_share"] = r3(median(shares));
   f.data["median_ops_us"] = median_ops(steps);
   if (steps.size() > 1) first_step_ops(steps, f);
-  f.value = o.annotation.empty()
-                ? fmt::format("median step {} on the CPU, {:.0f}% of it outside the aten ops of the step's thread",
-                              us_str(median_width(steps)), 100 * median(shares))
-                : fmt::format("median step {} on the CPU, {} {}, {:.0f}% of it outside its aten ops",
-                              us_str(median_width(steps)), label, us_str(median(anns)), 100 * median(shares));
+  f.value =
+      o.annotation.empty()
+          ? fmt::format("median step {} on the CPU, {:.0f}% of it outside the aten ops of the step's thread",
+                        us_str(median_width(steps)), 100 * median(shares))
+          : fmt::format("median step {} on the CPU, {} {}, {:.0f}% of it outside its aten ops",
+                        us_str(median_width(steps)), label, us_str(median(anns)), 100 * median(shares));
   // Read with the verdict (ViewFact::fn): why the time is outside the ops, in this trace.
   f.explanation = outside_ops_cause(v, f);
   if (o.reference) {

@@ -88,9 +88,8 @@ std::string throughput_from_flops(const View& v, Fact& f, const Problem& p) {
            "(Python: profile(record_shapes=True, with_flops=True); C++: "
            "wb::ProfilerOptions::with_flops) or pass --size N [--batch B --dtype]";
   // The family and type with the most FLOPs is the figure; the others are evidence.
-  const auto main = std::max_element(by.begin(), by.end(), [](const auto& a, const auto& b) {
-    return a.second.flops < b.second.flops;
-  });
+  const auto main = std::max_element(
+      by.begin(), by.end(), [](const auto& a, const auto& b) { return a.second.flops < b.second.flops; });
   const std::string family = main->first.substr(0, main->first.find('|'));
   const std::string dtype = main->first.substr(main->first.find('|') + 1);
   const OpWork& w = main->second;
@@ -105,10 +104,11 @@ std::string throughput_from_flops(const View& v, Fact& f, const Problem& p) {
   const double tflops = w.flops / (w.kernel_us * 1e-6) / 1e12;
   f.data["gemm_tflops"] = r3(tflops);
   f.data["device"] = dev;
-  f.value = fmt::format("{} {:.3g} TFLOP/s: {:.4g} flop (the trace's FLOPs, {} {} ops) in {} of the {} kernels "
-                        "they launched",
-                        family, tflops, w.flops, w.ops, dtype.empty() ? "" : dtype_label(dtype), us_str(w.kernel_us),
-                        w.kernels);
+  f.value = fmt::format(
+      "{} {:.3g} TFLOP/s: {:.4g} flop (the trace's FLOPs, {} {} ops) in {} of the {} kernels "
+      "they launched",
+      family, tflops, w.flops, w.ops, dtype.empty() ? "" : dtype_label(dtype), us_str(w.kernel_us),
+      w.kernels);
   for (const auto& [key, o] : by)
     add_evidence(f, fmt::format("{} ops ({}): {} with {:.4g} flop; the {} kernels they launched ran {}",
                                 key.substr(0, key.find('|')),
@@ -144,10 +144,11 @@ std::string throughput_from_flops(const View& v, Fact& f, const Problem& p) {
   f.data["peak_tflops"] = peak_tf;
   f.data["peak_basis"] = basis;
   f.data["gemm_pct_of_peak"] = r3(100 * tflops / peak_tf);
-  f.value += fmt::format(" = {:.3g}% of {} peak {:.3g} TFLOP/s ({})", f.data["gemm_pct_of_peak"].get<double>(),
-                         peak->model, peak_tf, basis);
-  return measured(f, "percent of the datasheet peak for the element type the ops ran in, from the trace's own "
-                     "FLOPs count over the time of the kernels those ops launched");
+  f.value += fmt::format(" = {:.3g}% of {} peak {:.3g} TFLOP/s ({})",
+                         f.data["gemm_pct_of_peak"].get<double>(), peak->model, peak_tf, basis);
+  return measured(f,
+                  "percent of the datasheet peak for the element type the ops ran in, from the trace's own "
+                  "FLOPs count over the time of the kernels those ops launched");
 }
 
 // A CPU-only trace: no device peak to judge against; still say what the trace's FLOPs give on

@@ -264,7 +264,8 @@ class Renderer {
     // 0 (default): a crowded window merges the bars narrower than a pixel, which no eye can tell
     // apart anyway; that keeps any picture well under a megabyte.
     if (!o.from_ns && !m.steps().empty()) launch_from_ = win_.start;
-    merge_px_ = o.merge_below_px > 0 ? o.merge_below_px : (o.merge_below_px == 0 && in_win > kAutoMergeEvents ? 1.0 : 0.0);
+    merge_px_ = o.merge_below_px > 0 ? o.merge_below_px
+                                     : (o.merge_below_px == 0 && in_win > kAutoMergeEvents ? 1.0 : 0.0);
   }
 
   std::string render();
@@ -316,11 +317,12 @@ class Renderer {
   std::array<bool, kCatStyles.size()> used_{};
   bool any_flow_ = false;
   int64_t drawn_ = 0;
-  int64_t merged_ = 0;  // bars folded into a merged bar (merge_below_px)
-  double merge_px_ = 0;  // the threshold in use (merge_below_px, or the automatic one)
+  int64_t merged_ = 0;              // bars folded into a merged bar (merge_below_px)
+  double merge_px_ = 0;             // the threshold in use (merge_below_px, or the automatic one)
   std::vector<bool> merged_event_;  // drawn inside a merged run: no arrow of its own
   int64_t launched_before_ = 0;
-  int64_t launch_from_ = INT64_MIN;  // device work launched before this is not the window's  // device work left out: launched before the window's first step
+  int64_t launch_from_ = INT64_MIN;  // device work launched before this is not the window's  // device work
+                                     // left out: launched before the window's first step
   // Long names (demangled kernels) are written once, in the list under the plot; a tooltip
   // names the short form and the number in that list.
   std::vector<std::string> long_names_;
@@ -383,17 +385,17 @@ void Renderer::row_label(Element& lane, double y, const std::string& text) {
 
 void Renderer::flush_run(Run& r, Element& out) {
   if (r.count == 0) return;
-  out.add(Element("g")
-              .attr("class", "merged")
-              .add(Element("title").text(std::to_string(r.count) + " events merged (each narrower than " +
-                                         num(merge_px_) +
-                                         " px here: zoom in with --steps or --from-us/--to-us)"))
-              .add(Element("rect")
-                       .attr("x", r.x0)
-                       .attr("y", r.y)
-                       .attr("width", std::max(r.x1 - r.x0, kMinBarW))
-                       .attr("height", kBarH)
-                       .attr("fill", "#9aa5b1")));
+  out.add(
+      Element("g")
+          .attr("class", "merged")
+          .add(Element("title").text(std::to_string(r.count) + " events merged (each narrower than " +
+                                     num(merge_px_) + " px here: zoom in with --steps or --from-us/--to-us)"))
+          .add(Element("rect")
+                   .attr("x", r.x0)
+                   .attr("y", r.y)
+                   .attr("width", std::max(r.x1 - r.x0, kMinBarW))
+                   .attr("height", kBarH)
+                   .attr("fill", "#9aa5b1")));
   merged_ += r.count;
   r.count = 0;
 }
@@ -1007,24 +1009,29 @@ double Renderer::draw_captions(Element& tail, double lanes_bottom) {
                           .text(h.label + (missing ? "  (outside this picture)" : ""))));
     ty += 20;
   }
-  tail.add(Element("text")
-               .attr("x", "10")
-               .attr("y", ty + 2)
-               .attr("font-size", "10")
-               .attr("fill", kMuted)
-               .text("Bar width = duration; rows = call depth. Very short events are drawn " + num(kMinBarW) +
-                     " px wide so they stay visible. Hover a bar for its name and duration." +
-                     (merged_ > 0 || !runs_.empty() ? " Grey bars: runs of events narrower than " + num(merge_px_) +
-                                                          " px, merged (hover for the count)."
-                                                    : "") +
-                     (launched_before_ > 0 ? " " + std::to_string(launched_before_) +
-                                                 " GPU events launched before the window are left out."
-                                           : "")));
+  tail.add(
+      Element("text")
+          .attr("x", "10")
+          .attr("y", ty + 2)
+          .attr("font-size", "10")
+          .attr("fill", kMuted)
+          .text("Bar width = duration; rows = call depth. Very short events are drawn " + num(kMinBarW) +
+                " px wide so they stay visible. Hover a bar for its name and duration." +
+                (merged_ > 0 || !runs_.empty() ? " Grey bars: runs of events narrower than " +
+                                                     num(merge_px_) + " px, merged (hover for the count)."
+                                               : "") +
+                (launched_before_ > 0 ? " " + std::to_string(launched_before_) +
+                                            " GPU events launched before the window are left out."
+                                      : "")));
   ty += 12;
   if (!long_names_.empty()) {  // each long name once, wrapped to the picture's width
     ty += 14;
-    tail.add(Element("text").attr("x", "10").attr("y", ty).attr("font-size", "10").attr("fill", kInk).text(
-        "Full names (a tooltip gives the number):"));
+    tail.add(Element("text")
+                 .attr("x", "10")
+                 .attr("y", ty)
+                 .attr("font-size", "10")
+                 .attr("fill", kInk)
+                 .text("Full names (a tooltip gives the number):"));
     const size_t per_line = static_cast<size_t>(std::max(40.0, (o_.width_px - 30) / 5.2));
     for (size_t k = 0; k < long_names_.size(); ++k) {
       const std::string& name = long_names_[k];

@@ -182,7 +182,8 @@ std::filesystem::path CycleResult::saved_path() const {
 
 CycleResult& CycleResults::last_nonempty() {
   for (size_t i = size(); i-- > 0;)
-    if (std::vector<CycleResult>::operator[](i).whole_steps > 0) return std::vector<CycleResult>::operator[](i);
+    if (std::vector<CycleResult>::operator[](i).whole_steps > 0)
+      return std::vector<CycleResult>::operator[](i);
   if (empty()) return back();  // throws, saying why there is no result
   throw NoProfileResult("wb::Profiler: none of the " + std::to_string(size()) +
                         " cycle(s) recorded a whole step (each holds only the step stop() closed)");

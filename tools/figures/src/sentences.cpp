@@ -38,7 +38,8 @@ std::string collapse(const std::string& s) {
 // Cuts a block (a paragraph, a list item, a lesson text) into sentences.
 void cut(const std::string& block, int line, std::vector<Sentence>& out) {
   static const std::regex marker(R"(^\s*([-*+]|\d+\.)\s+)");  // a list item's marker is not a sentence
-  const std::string text = std::regex_replace(collapse(block), marker, "", std::regex_constants::format_first_only);
+  const std::string text =
+      std::regex_replace(collapse(block), marker, "", std::regex_constants::format_first_only);
   static const std::vector<std::string> kAbbrev = {"e.g.", "i.e.", "vs.", "cf.", "approx.", "etc."};
   size_t b = 0;
   int tick = 0;  // inside a `code span`
@@ -101,7 +102,8 @@ void classify(Sentence& s) {
       R"(\b(more|less|fewer|faster|slower|same|even|only|never|always|every|than|most|least|higher|lower|above|below|twice|half)\b)",
       std::regex::icase);
   static const std::regex cause(
-      R"(\b(because|since|so that|therefore|hence|thus|due to|causes?|caused|which is why)\b)", std::regex::icase);
+      R"(\b(because|since|so that|therefore|hence|thus|due to|causes?|caused|which is why)\b)",
+      std::regex::icase);
   s.comparison = std::regex_search(t, comparison);
   s.cause = std::regex_search(t, cause);
 }
@@ -160,8 +162,10 @@ std::vector<Sentence> markdown_sentences(const std::string& markdown) {
       out.push_back({n, collapse(t)});
       continue;
     }
-    if (is_item_start(line)) flush(), last_item_line = line;
-    else if (block.empty()) last_item_line.clear();
+    if (is_item_start(line))
+      flush(), last_item_line = line;
+    else if (block.empty())
+      last_item_line.clear();
     if (block.empty()) block_line = n;
     block += line + "\n";
   }
@@ -193,7 +197,8 @@ std::vector<Sentence> lesson_text_sentences(const std::string& json_text) {
 }
 
 int PageCoverage::covered() const {
-  return static_cast<int>(std::count_if(covers.begin(), covers.end(), [](const Cover& c) { return !c.by.empty(); }));
+  return static_cast<int>(
+      std::count_if(covers.begin(), covers.end(), [](const Cover& c) { return !c.by.empty(); }));
 }
 int PageCoverage::todo() const {
   return static_cast<int>(
@@ -234,7 +239,9 @@ PageCoverage page_coverage_of(const std::string& page, const std::string& text,
     } else {
       const size_t next = text.find("\n## ", key + 3);
       // keep the lines above as blank lines, so line numbers stay the page's
-      body = std::string(static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(key), '\n')), '\n') +
+      body = std::string(
+                 static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(key), '\n')),
+                 '\n') +
              text.substr(key, next == std::string::npos ? std::string::npos : next - key);
     }
   }
@@ -324,7 +331,8 @@ PageCoverage page_coverage_of(const std::string& page, const std::string& text,
     }
     for (size_t i = 0; i < pc.sentences.size(); ++i) {
       const Sentence& s = pc.sentences[i];
-      if (!pc.covers[i].by.empty() || s.begin == std::string::npos || s.begin < at || s.begin >= end) continue;
+      if (!pc.covers[i].by.empty() || s.begin == std::string::npos || s.begin < at || s.begin >= end)
+        continue;
       if (std::regex_search(s.text, names_recording)) continue;
       pc.covers[i].by = sec.by;
     }
@@ -343,7 +351,8 @@ PageCoverage page_coverage_of(const std::string& page, const std::string& text,
       }
   }
   for (size_t t = 0; t < todos.size(); ++t)
-    if (!todo_used[t]) pc.problems.push_back(page + ": todo \"" + todos[t] + "\" starts no sentence that states something");
+    if (!todo_used[t])
+      pc.problems.push_back(page + ": todo \"" + todos[t] + "\" starts no sentence that states something");
   return pc;
 }
 
@@ -369,14 +378,18 @@ std::vector<Span> placeholder_spans(const std::string& source, const std::string
     std::string label = passage;
     for (std::sregex_iterator m(line.begin(), line.end(), marker), e; m != e; ++m) {
       const bool opens = (*m)[0].str()[2] == '#';
-      if (opens) label = passage = (*m)[1].str();
-      else passage.clear();
+      if (opens)
+        label = passage = (*m)[1].str();
+      else
+        passage.clear();
     }
     bool sourced = false, labelled = !label.empty();
     for (std::sregex_iterator m(line.begin(), line.end(), figure), e; m != e; ++m) {
       const std::string ref = (*m)[2].str();
-      if (ref.find('#') != std::string::npos) sourced = true;
-      else if (ref.rfind("include ", 0) != 0) labelled = true, label = label.empty() ? ref : label;
+      if (ref.find('#') != std::string::npos)
+        sourced = true;
+      else if (ref.rfind("include ", 0) != 0)
+        labelled = true, label = label.empty() ? ref : label;
     }
     if (!sourced && !labelled) continue;
     std::string text = std::regex_replace(std::regex_replace(line, marker, ""), figure, "$1");
@@ -388,7 +401,8 @@ std::vector<Span> placeholder_spans(const std::string& source, const std::string
     if (at == std::string::npos) at = norm_page.find(text);
     if (at == std::string::npos) continue;
     cursor = at;
-    out.push_back({at, at + text.size(), sourced ? "placeholders (figures tied to recordings)" : "placeholders (" + label + ")"});
+    out.push_back({at, at + text.size(),
+                   sourced ? "placeholders (figures tied to recordings)" : "placeholders (" + label + ")"});
   }
   return out;
 }
@@ -428,8 +442,8 @@ PageCoverage page_coverage(const fs::path& root, const std::string& page) {
         if (hi > lo && hi - lo >= std::min<size_t>(8, s.end - s.begin)) {
           pc.covers[i].by = sp.by;
           if (pc.covers[i].todo)
-            pc.problems.push_back(page + ": a todo entry names \"" + s.text.substr(0, 60) + "\", covered by " +
-                                  sp.by + ": take it off the list");
+            pc.problems.push_back(page + ": a todo entry names \"" + s.text.substr(0, 60) +
+                                  "\", covered by " + sp.by + ": take it off the list");
           pc.covers[i].todo = false;
           break;
         }

@@ -22,7 +22,8 @@
 //              code (what the program or a library does), definition, bench (a file under
 //              docs/bench/, named in "what"), probe (/work/shared/reference figures, named)
 //   or, for a page of bench results, a whole section:
-//   "sources": [{"section": "## The trace reader", "source": "bench", "what": "bench/bench_trace_reader.cpp"}]
+//   "sources": [{"section": "## The trace reader", "source": "bench", "what":
+//   "bench/bench_trace_reader.cpp"}]
 //              covers every sentence under that heading (to the next heading of its level or
 //              above) that names no recording (a sentence with "recording", "expected_output" or
 //              a recording's folder needs a claim)
@@ -70,9 +71,9 @@ struct Cover {
   bool todo = false;
 };
 struct PageCoverage {
-  std::string page;  // relative to the root
-  std::vector<Sentence> sentences;  // those that state something
-  std::vector<Cover> covers;        // one per sentence
+  std::string page;                   // relative to the root
+  std::vector<Sentence> sentences;    // those that state something
+  std::vector<Cover> covers;          // one per sentence
   std::vector<std::string> problems;  // a todo entry matching no sentence, a missing page, ...
   int covered() const;
   int todo() const;
