@@ -41,9 +41,12 @@ bool under(const TraceModel& m, EventIdx i, const std::string& annotation) {
 }
 
 // Which profiled step (index into m.steps()) issued a piece of device work: the step around
-// its launch call; a kernel without a recorded launch counts where it started.
+// its launch call. Work that names a launch the trace does not hold was launched before the
+// window (a warm-up step's graph replay still draining while the CPU runs ahead): no profiled
+// step's. Work with no correlation at all counts where it started.
 std::optional<size_t> step_of(const TraceModel& m, EventIdx d, const std::map<int, size_t>& slot) {
   const auto l = m.launcher(d);
+  if (!l && m.at(d).id != 0) return std::nullopt;
   const StepWindow* s = m.step_at(l ? m.at(*l).start_ns : m.at(d).start_ns);
   if (!s) return std::nullopt;
   return slot.at(s->number);
