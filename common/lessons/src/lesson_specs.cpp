@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <climits>
 #include <cmath>
 #include <filesystem>
@@ -35,6 +36,35 @@ bool is_hopper(const Trace& t) {
   for (const auto& e : t.events)
     if (e.kind == Kind::Kernel && e.name.find("sm90") != std::string::npos) return true;
   return false;
+}
+
+// Lower-case words of a name: "NVIDIA A100-SXM4-80GB" -> {nvidia, a100, sxm4, 80gb}.
+std::vector<std::string> name_words(std::string_view s) {
+  std::vector<std::string> out(1);
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out.back() += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (!out.back().empty())
+      out.emplace_back();
+  }
+  if (out.back().empty()) out.pop_back();
+  return out;
+}
+
+// A device key of a condition (Condition::device) against the trace's first device: "sm_90" is a
+// compute capability, anything else a GPU name whose words are all whole words of the device's
+// name ("A100" matches "NVIDIA A100-SXM4-80GB", "A10" does not). A trace without
+// deviceProperties matches nothing: only its relations are judged.
+bool device_matches(const std::string& key, const Trace& t) {
+  if (t.devices.empty()) return false;
+  const DeviceProperties& d = t.devices.front();
+  if (key.size() == 5 && key.rfind("sm_", 0) == 0 && std::isdigit(static_cast<unsigned char>(key[3])) &&
+      std::isdigit(static_cast<unsigned char>(key[4])))
+    return d.compute_major == key[3] - '0' && d.compute_minor == key[4] - '0';
+  const auto have = name_words(d.name);
+  for (const auto& w : name_words(key))
+    if (std::find(have.begin(), have.end(), w) == have.end()) return false;
+  return true;
 }
 
 bool element_matches(const json& elem, const json& want) {
@@ -85,10 +115,15 @@ std::string show(const json& v) {
   return s.size() > kMax ? s.substr(0, kMax - 3) + "..." : s;
 }
 
-// Why a condition does not apply to this run ("" when it does).
-std::string out_of_scope(const Condition& c, bool gpu, bool hopper, const Problem& problem) {
+// Why a condition does not apply to this run ("" when it does). `trace` decides a condition's
+// device key (Condition::device).
+std::string out_of_scope(const Condition& c, bool gpu, bool hopper, const Problem& problem,
+                         const Trace& trace) {
   const std::string key = c.key.empty() || c.key[0] != '/' ? c.key : c.key.substr(1);
   if (c.scope == Scope::Gpu && !gpu) return key + " needs a GPU trace";
+  if (!c.device.empty() && !gpu) return key + " needs a GPU trace";
+  if (!c.device.empty() && !device_matches(c.device, trace))
+    return key + " is an expectation for the " + c.device + " only";
   // Hopper: work that ran on a Hopper GPU (a CPU run on a GPU machine still lists the GPU in
   // deviceProperties, but nothing ran there).
   if (c.scope == Scope::Hopper && !(gpu && hopper)) return key + " describes Hopper GPUs (H100/H200)";
@@ -126,20 +161,35 @@ Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& 
   bool scoped_gpu = false, scoped_hopper = false;
   for (const auto& c : p.all) {
     // Cpu: "not a GPU run"; Hopper: "ran on a Hopper GPU" (both read gpu).
-    scoped_gpu |= c.scope == Scope::Gpu || c.scope == Scope::Cpu || c.scope == Scope::Hopper;
+    scoped_gpu |= c.scope == Scope::Gpu || c.scope == Scope::Cpu || c.scope == Scope::Hopper || !c.device.empty();
     scoped_hopper |= c.scope == Scope::Hopper;
   }
   const bool gpu = scoped_gpu && trace.has_device_activity();
   const bool hopper = scoped_hopper && is_hopper(trace);
-  std::vector<std::string> held, failed, skipped, device_specific;
+  // The device-specific expectations not judged on this GPU, by whom they describe.
+  std::vector<std::pair<std::string, std::vector<std::string>>> not_here;
+  auto note = [&](const std::string& who, const std::string& key) {
+    auto it = std::find_if(not_here.begin(), not_here.end(), [&](const auto& e) { return e.first == who; });
+    if (it == not_here.end()) it = not_here.insert(not_here.end(), {who, {}});
+    it->second.push_back(key);
+  };
+  std::vector<std::string> held, failed, skipped, applied_for;
+  bool own = false;  // some device-specific expectation was judged on this device
   for (const auto& c : p.all) {
     const std::string key = c.key.empty() || c.key[0] != '/' ? c.key : c.key.substr(1);
-    if (std::string why = out_of_scope(c, gpu, hopper, problem); !why.empty()) {
+    if (std::string why = out_of_scope(c, gpu, hopper, problem, trace); !why.empty()) {
       // A Hopper expectation (from the H200's recording) on another GPU: said in the verdict.
-      if (c.scope == Scope::Hopper && gpu && !hopper) device_specific.push_back(key);
+      if (c.scope == Scope::Hopper && gpu && !hopper) note("Hopper GPUs (the H200's recording)", key);
+      else if (!c.device.empty() && gpu && c.scope != Scope::Cpu) note("the " + c.device, key);
       skipped.push_back(std::move(why));
       continue;
     }
+    // A device's own expectation, judged on it. The H200's are the recordings' (their verdicts
+    // read as recorded); any other device's are named in the verdict.
+    own = own || !c.device.empty() || c.scope == Scope::Hopper;
+    if (!c.device.empty() && c.device != "H200" &&
+        std::find(applied_for.begin(), applied_for.end(), c.device) == applied_for.end())
+      applied_for.push_back(c.device);
     json have;
     try {
       const json::json_pointer ptr(c.key);
@@ -186,12 +236,19 @@ Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& 
   } else {
     f.status = failed.empty() ? Status::Pass : Status::Fail;
     f.verdict = lessons_detail::join(failed.empty() ? held : failed, "; ", "");
-    // Which kind of expectation was applied: on a GPU that is not a Hopper, the relations only.
-    if (!device_specific.empty())
-      f.verdict += fmt::format(
-          "; relations only on {}: {} describe{} Hopper GPUs (the H200's recording), not judged",
-          trace.devices.empty() ? std::string("this GPU") : trace.devices.front().name,
-          lessons_detail::join(device_specific, ", ", ""), device_specific.size() == 1 ? "s" : "");
+    // Which kind of expectation was applied: this device's own ones (named, unless they are the
+    // H200's: its verdicts read as recorded), or, on a GPU that none describes, relations only.
+    if (!applied_for.empty())
+      f.verdict += fmt::format("; device-specific: the {} expectations judged", lessons_detail::join(applied_for, ", ", ""));
+    if (!own && !not_here.empty()) {
+      std::vector<std::string> parts;
+      for (const auto& [who, keys] : not_here)
+        parts.push_back(fmt::format("{} describe{} {}", lessons_detail::join(keys, ", ", ""),
+                                    keys.size() == 1 ? "s" : "", who));
+      f.verdict += fmt::format("; relations only on {}: {}, not judged",
+                               trace.devices.empty() ? std::string("this GPU") : trace.devices.front().name,
+                               lessons_detail::join(parts, "; ", ""));
+    }
   }
   return f;
 }
@@ -431,8 +488,8 @@ LessonsReport check_lessons(const TraceModel& m, const LessonSpec& spec, const F
       const bool gpu = m.trace().has_device_activity(), hopper = is_hopper(m.trace());
       bool applies = false;
       for (const auto& c : e.pattern.all)
-        applies = applies || out_of_scope(c, gpu, hopper, opts.problem).empty();
-      if (applies && no_peak_known(m.trace(), f)) {
+        applies = applies || out_of_scope(c, gpu, hopper, opts.problem, m.trace()).empty();
+      if (no_peak_known(m.trace(), f)) {
         // A GPU the peak table does not know: the lesson needs its peak, and says so (n/a).
         f.verdict = "not applicable: no peak known for '" + m.trace().devices.front().name +
                     "', so only relations are judged here: " + f.explanation;

@@ -122,6 +122,7 @@ json pattern_json(const Pattern& p) {
     json cj = {
         {"key", c.key}, {"op", kOps.name(c.op)}, {"value", c.value}, {"scope", kScopeNames.name(c.scope)}};
     if (c.only_n > 0) cj["only_n"] = c.only_n;
+    if (!c.device.empty()) cj["device"] = c.device;
     conds.push_back(cj);
   }
   return {{"text", p.text}, {"why", p.why}, {"all", conds}};
@@ -138,6 +139,7 @@ Pattern pattern_from_json(const json& j) {
     c.value = cj.at("value");
     c.scope = parse_name(kScopeNames, cj.value("scope", "any"), "condition scope");
     c.only_n = cj.value("only_n", int64_t{0});
+    c.device = cj.value("device", std::string());
     p.all.push_back(std::move(c));
   }
   return p;

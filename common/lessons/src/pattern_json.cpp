@@ -20,7 +20,7 @@ std::string choices(const EnumNames<E, Last>& names) {
 }
 
 Condition read_condition(const json& c, const JsonWhere& w) {
-  json_known_keys(c, {"key", "op", "value", "scope", "only_n"}, w);
+  json_known_keys(c, {"key", "op", "value", "scope", "only_n", "device"}, w);
   Condition out;
   out.key = json_text(c, "key", w);
   if (out.key.empty() || out.key[0] != '/')
@@ -40,6 +40,10 @@ Condition read_condition(const json& c, const JsonWhere& w) {
     w.in("scope").fail("unknown scope '" + scope + "' (use " + choices(kScopeNames) + ")");
   }
   out.only_n = json_positive(c, "only_n", w, false);  // the N the condition holds for
+  if (c.contains("device")) {  // a device-specific expectation (lessons.hpp: Condition::device)
+    out.device = json_text(c, "device", w);
+    if (out.device.empty()) w.in("device").fail("must name a GPU (\"H200\", \"A100\") or \"sm_90\"");
+  }
   return out;
 }
 

@@ -56,6 +56,11 @@ struct Condition {
   // > 0: judged only when the run's problem size N is this (tile shapes, % of peak and the
   // overhead ratio depend on it); other sizes skip the condition.
   int64_t only_n = 0;
+  // Non-empty: a device-specific expectation, judged only on a GPU whose trace matches it:
+  // "sm_90" (compute capability 9.0) or a GPU name ("H200", "A100": whole words of the recorded
+  // device name). Elsewhere it is skipped and the lesson's verdict says it judged relations only
+  // there (scope Hopper is the same for compute capability 9.x).
+  std::string device;
   // Contains / NotContains: on a string, substring; on an array, any element (or any
   // element's substring, for strings) matches.
 };

@@ -6,7 +6,9 @@
 //    "all": [{"key": "/cuda_cpu_ratio", "op": "<", "value": 0.1, "scope": "gpu", "only_n": 64}]}
 //
 // "op" is one of < <= > >= == != contains not_contains; "scope" (default any) is any, gpu,
-// hopper or cpu; "only_n" (optional) is the problem size N the condition holds for. A broken
+// hopper or cpu; "only_n" (optional) is the problem size N the condition holds for; "device"
+// (optional) makes it a device-specific expectation: "sm_90" (compute capability) or a GPU name
+// ("H200", "A100"), judged only on a trace of that device (elsewhere: relations only). A broken
 // file gets an error that names the file, the entry and the field:
 //   "exercises.json: ex01.1: checks[0].all[1].op: unknown operator '=<' (use <, <=, ...)".
 #pragma once
