@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "process.hpp"
+#include "workbook/sentences.hpp"  // wb::figures::normalized
 #include "workbook/figures.hpp"
 #include "workbook/json_spec.hpp"
 #include "workbook/lessons.hpp"
@@ -76,25 +77,9 @@ struct Claim {
   std::vector<Figure> figures;  // figures of the quote, checked against the same fact's data
 };
 
-// Text with <!--...--> comments removed and every run of white space made one space.
-inline std::string normalized(const std::string& text) {
-  std::string out;
-  for (size_t i = 0; i < text.size();) {
-    if (text.compare(i, 4, "<!--") == 0) {
-      const size_t end = text.find("-->", i + 4);
-      i = end == std::string::npos ? text.size() : end + 3;
-      continue;
-    }
-    const char c = text[i++];
-    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
-    if (space) {
-      if (!out.empty() && out.back() != ' ') out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+// Text with <!--...--> comments removed and every run of white space made one space: the
+// sentence-coverage tool's own normalization, so a quote matches where the coverage looks for it.
+using wb::figures::normalized;
 
 inline Claim read_claim(const json& j, const wb::JsonWhere& w, const std::string& page) {
   wb::json_known_keys(
