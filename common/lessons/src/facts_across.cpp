@@ -356,7 +356,9 @@ std::string kernel_rates(const Across& in, Fact& f) {
   for (const auto& r : in.runs) {
     if (!r.unavailable.empty() || !r.trace || r.kernel_bytes.empty()) continue;
     const TraceModel m(*r.trace);
-    std::map<int, std::vector<EventIdx>> per_step;  // step number -> its kernels, in start order
+    std::map<size_t, std::vector<EventIdx>> per_step;  // step -> its kernels, in start order
+    std::map<int, size_t> slot;
+    for (size_t k = 0; k < m.steps().size(); ++k) slot[m.steps()[k].number] = k;
     std::vector<EventIdx> kernels;
     for (EventIdx i = 0; i < m.trace().events.size(); ++i)
       if (m.at(i).kind == Kind::Kernel) {
@@ -365,11 +367,8 @@ std::string kernel_rates(const Across& in, Fact& f) {
       }
     std::sort(kernels.begin(), kernels.end(),
               [&](EventIdx a, EventIdx b) { return m.at(a).start_ns < m.at(b).start_ns; });
-    for (EventIdx k : kernels) {
-      const auto l = m.launcher(k);
-      if (const StepWindow* s = m.step_at(l ? m.at(*l).start_ns : m.at(k).start_ns))
-        per_step[s->number].push_back(k);
-    }
+    for (EventIdx k : kernels)
+      if (auto step = step_of(m, k, slot)) per_step[*step].push_back(k);
     std::map<std::string, std::vector<double>> gbps;
     int matched = 0, other = 0;
     for (const auto& [step, ks] : per_step) {
