@@ -97,7 +97,8 @@ int failing_keyed_to(const wb::Fact& f, const Gpu& g) {
   int n = 0;
   for (const auto& c : f.pattern.all) {
     const std::string key = c.key.substr(1);
-    if (f.verdict.find(key + " = ") == std::string::npos && f.verdict.find("no " + key + " entry") == std::string::npos &&
+    if (f.verdict.find(key + " = ") == std::string::npos &&
+        f.verdict.find("no " + key + " entry") == std::string::npos &&
         f.verdict.find(key + " has ") == std::string::npos)
       continue;
     // A condition of this key that held is named too when another of the same key failed:
@@ -229,14 +230,14 @@ wb::Fact fact_of(const wb::LessonsReport& r, const std::string& id) {
 }
 }  // namespace
 
-TEST_CASE("devices: the A100's expectations (the post's figures) hold on an A100 run like the post's, "
-          "and fail on the H200's recording relabelled as an A100",
-          "[lessons][cpu]") {
+TEST_CASE(
+    "devices: the A100's expectations (the post's figures) hold on an A100 run like the post's, "
+    "and fail on the H200's recording relabelled as an A100",
+    "[lessons][cpu]") {
   const fs::path dir = kH200 / "01_cold_64";
   const wb::LessonSpec* spec = wb::find_lesson_spec("01_cold_64");
   REQUIRE(spec);
-  const wb::FactOptions o =
-      wb::lessons_from_json(json::parse(proc::slurp(dir / "lessons.json"))).options;
+  const wb::FactOptions o = wb::lessons_from_json(json::parse(proc::slurp(dir / "lessons.json"))).options;
   const wb::Trace h200 = wb::read_trace(recorded_file(dir, "trace.json"));
 
   // Like the post: judged device-specific, and the verdict names the A100's expectations.
@@ -266,9 +267,10 @@ TEST_CASE("devices: the A100's expectations (the post's figures) hold on an A100
   CHECK(there.verdict.find("A100") == std::string::npos);
 }
 
-TEST_CASE("devices: a lesson on a percentage of the peak is relations only off its keyed devices, "
-          "n/a with the reason where no peak is known",
-          "[lessons][cpu]") {
+TEST_CASE(
+    "devices: a lesson on a percentage of the peak is relations only off its keyed devices, "
+    "n/a with the reason where no peak is known",
+    "[lessons][cpu]") {
   // Chapter 04's throughput: the H200's thresholds (and the A100's) are keyed to those devices.
   for (const Gpu& g : kOthers) {
     INFO(g.label);
@@ -290,7 +292,8 @@ TEST_CASE("devices: a lesson on a percentage of the peak is relations only off i
     }
   }
   // The parser takes a device key and refuses an empty one.
-  const std::string spec = R"({"specs": [{"chapter": "x", "title": "t", "problem": {"n": 64, "batch": 1, "dtype_bytes": 2},
+  const std::string spec =
+      R"({"specs": [{"chapter": "x", "title": "t", "problem": {"n": 64, "batch": 1, "dtype_bytes": 2},
     "lessons": [{"fact": "throughput", "text": "t", "all": [{"key": "/gemm_pct_of_peak", "op": "<", "value": 5, "device": "sm_90"}]}]}]})";
   const auto specs = wb::parse_lesson_specs(spec, "test");
   REQUIRE(specs.size() == 1);

@@ -161,7 +161,8 @@ Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& 
   bool scoped_gpu = false, scoped_hopper = false;
   for (const auto& c : p.all) {
     // Cpu: "not a GPU run"; Hopper: "ran on a Hopper GPU" (both read gpu).
-    scoped_gpu |= c.scope == Scope::Gpu || c.scope == Scope::Cpu || c.scope == Scope::Hopper || !c.device.empty();
+    scoped_gpu |=
+        c.scope == Scope::Gpu || c.scope == Scope::Cpu || c.scope == Scope::Hopper || !c.device.empty();
     scoped_hopper |= c.scope == Scope::Hopper;
   }
   const bool gpu = scoped_gpu && trace.has_device_activity();
@@ -179,8 +180,10 @@ Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& 
     const std::string key = c.key.empty() || c.key[0] != '/' ? c.key : c.key.substr(1);
     if (std::string why = out_of_scope(c, gpu, hopper, problem, trace); !why.empty()) {
       // A Hopper expectation (from the H200's recording) on another GPU: said in the verdict.
-      if (c.scope == Scope::Hopper && gpu && !hopper) note("Hopper GPUs (the H200's recording)", key);
-      else if (!c.device.empty() && gpu && c.scope != Scope::Cpu) note("the " + c.device, key);
+      if (c.scope == Scope::Hopper && gpu && !hopper)
+        note("Hopper GPUs (the H200's recording)", key);
+      else if (!c.device.empty() && gpu && c.scope != Scope::Cpu)
+        note("the " + c.device, key);
       skipped.push_back(std::move(why));
       continue;
     }
@@ -239,7 +242,8 @@ Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& 
     // Which kind of expectation was applied: this device's own ones (named, unless they are the
     // H200's: its verdicts read as recorded), or, on a GPU that none describes, relations only.
     if (!applied_for.empty())
-      f.verdict += fmt::format("; device-specific: the {} expectations judged", lessons_detail::join(applied_for, ", ", ""));
+      f.verdict += fmt::format("; device-specific: the {} expectations judged",
+                               lessons_detail::join(applied_for, ", ", ""));
     if (!own && !not_here.empty()) {
       std::vector<std::string> parts;
       for (const auto& [who, keys] : not_here)

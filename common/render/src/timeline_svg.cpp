@@ -141,6 +141,8 @@ std::string bar_label(const Event& e, double width_px) {
   std::string_view n = e.name;
   if (e.kind == Kind::Kernel) {
     if (n.rfind("void ", 0) == 0) n.remove_prefix(5);
+    // a kernel in an unnamed namespace: its name starts with a parenthesis that is not its arguments
+    if (n.rfind("(anonymous namespace)::", 0) == 0) n.remove_prefix(23);
     n = n.substr(0, std::min(n.find('<'), n.find('(')));
     if (n.empty()) n = e.name;
   }
