@@ -788,7 +788,7 @@ TEST_CASE("gaming: ex01.3's chapter-schedule answer fails under a learner's own 
             .outcome == exercise::Outcome::Fail);
 }
 
-// ---- gaming attempts (issue 37): the workload and a fresh run are checked first ---------------
+// ---- gaming attempts: the workload and a fresh run are checked before the exercise's checks
 namespace {
 const std::string kWorkloadText =
     "the exercise's workload ran as specified: its ops, their counts, its results";

@@ -104,33 +104,34 @@ std::string utc_now() {
   return buf;
 }
 
+// A check the harness adds before an exercise's own: its fact, its text and why, and the one
+// data key that must be true.
+Check harness_check(const char* fact, const char* text, const char* why, const char* key) {
+  Check k;
+  k.fact = fact;
+  k.pattern.text = text;
+  k.pattern.why = why;
+  k.pattern.all = {{key, wb::Condition::Op::Eq, true, wb::Condition::Scope::Any, 0}};
+  return k;
+}
+
 // The check every run handed a token gets first: the trace was written by this run.
 const Check& fresh_run_check() {
-  static const Check c = [] {
-    Check k;
-    k.fact = "fresh_run";
-    k.pattern.text = "the run is fresh: its trace carries this check's one-time token";
-    k.pattern.why =
-        "each check hands the program a new token, and the harness writes it into trace.json; a copied "
-        "or replayed run carries another one, or none";
-    k.pattern.all = {{"/matches", wb::Condition::Op::Eq, true, wb::Condition::Scope::Any, 0}};
-    return k;
-  }();
+  static const Check c = harness_check(
+      "fresh_run", "the run is fresh: its trace carries this check's one-time token",
+      "each check hands the program a new token, and the harness writes it into trace.json; a copied "
+      "or replayed run carries another one, or none",
+      "/matches");
   return c;
 }
 
 // The check of every exercise with a "workload": it ran as the exercise specifies.
 const Check& workload_check() {
-  static const Check c = [] {
-    Check k;
-    k.fact = "workload";
-    k.pattern.text = "the exercise's workload ran as specified: its ops, their counts, its results";
-    k.pattern.why =
-        "the checks below judge the trace of the exercise's workload; a program that deletes or "
-        "neutralises part of it answers a different exercise";
-    k.pattern.all = {{"/ok", wb::Condition::Op::Eq, true, wb::Condition::Scope::Any, 0}};
-    return k;
-  }();
+  static const Check c = harness_check(
+      "workload", "the exercise's workload ran as specified: its ops, their counts, its results",
+      "the checks below judge the trace of the exercise's workload; a program that deletes or "
+      "neutralises part of it answers a different exercise",
+      "/ok");
   return c;
 }
 
