@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>  // the chapter's flags (Chapter::app)
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -79,6 +80,11 @@ void Run::result(const std::string& key, const at::Tensor& value) {
   c.steps_run = s_->steps_run;
   c.options = h_.options();
   s_->values[key] = verify_result(c, key, value);
+}
+void Run::result(const std::string& key, const std::vector<double>& values) {
+  at::Tensor t = at::empty({static_cast<int64_t>(values.size())}, at::TensorOptions().dtype(at::kDouble));
+  std::copy(values.begin(), values.end(), t.data_ptr<double>());
+  result(key, t);
 }
 bool Run::on_cuda() const { return h_.on_cuda(); }
 at::TensorOptions Run::options() const { return h_.options(); }

@@ -126,6 +126,8 @@ class Run {
   // against its own reference of the exercise (reference.hpp) and saves the verdict in
   // run.json "values"; the checker requires the values the exercise lists.
   void result(const std::string& key, const at::Tensor& value);
+  // The same for a list of numbers (e.g. a curve of one value per step).
+  void result(const std::string& key, const std::vector<double>& values);
 
   // An answer for the checker, saved in out()/answer.json when the program ends.
   template <class T>

@@ -21,6 +21,9 @@ struct ReferenceContext {
   at::TensorOptions options;  // the run's device and dtype
 };
 
+// Whether the harness has a reference for this exercise's value `key`.
+bool has_reference(const std::string& exercise, const std::string& key);
+
 // {"ok": bool, "what": the value the exercise specifies, "measured": how far `got` is from it}.
 // An exercise/key without a reference is {"ok": false, "what": "no reference for <key>"}.
 // Reseeds the global generator (call it after the workload).

@@ -29,5 +29,6 @@ int main(int argc, char** argv) {
     // TODO(ex02.1): make the first-call work happen here, before the profiler starts.
 
     run.profile(step);
+    run.result("y", y);  // the harness checks y against the exercise's own numbers
   });
 }

@@ -30,5 +30,6 @@ int main(int argc, char** argv) {
     wb::synchronize_device();
 
     run.profile(step);
+    run.result("y", y);  // the harness checks y against the exercise's own numbers
   });
 }

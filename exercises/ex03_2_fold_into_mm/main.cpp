@@ -31,5 +31,6 @@ int main(int argc, char** argv) {
           y = torch::add(torch::matmul(x, w), b);
         },
         work);
+    run.result("y", y);  // the harness checks y against the exercise's own numbers
   });
 }

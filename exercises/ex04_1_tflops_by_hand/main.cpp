@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 3; ++i) step();  // warm, as in chapter 04
     wb::synchronize_device();
     run.profile(step);
+    run.result("y", y);  // the harness checks y against the exercise's own numbers
 
     const double gemm_us = run.gemm_median_us();
     const double tflops = achieved_tflops(n, 1, gemm_us);

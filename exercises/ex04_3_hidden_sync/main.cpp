@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
     wb::synchronize_device();
     checksum = 0;
     run.profile(step);
+    run.result("y", y);  // the harness checks y against the exercise's own numbers
     run.say("checksum of the profiled steps: " + std::to_string(checksum));
     run.answer("checksum", checksum);
     // For the checker: one step's sum (every step computes the same y), read after profiling.

@@ -34,5 +34,6 @@ int main(int argc, char** argv) {
       wb::Annotation a("matmul_add");
       y = torch::add(torch::matmul(x, w), b);
     });
+    run.result("y", y);  // the harness checks y against the exercise's own numbers
   });
 }

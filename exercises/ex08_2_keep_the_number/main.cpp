@@ -35,5 +35,7 @@ int main(int argc, char** argv) {
     wl.annotation = "forward";
     wl.profile_memory = true;
     run.profile(step, wl);
+    for (const auto& y : history) curve.push_back(y.mean().item<double>());  // the curve, from what was kept
+    run.result("curve", curve);  // the harness checks the curve against the exercise's own numbers
   });
 }

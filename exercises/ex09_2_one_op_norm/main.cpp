@@ -32,5 +32,6 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 3; ++i) step();
     wb::synchronize_device();
     run.profile(step);
+    run.result("y", y);  // the harness checks y against the exercise's own numbers
   });
 }

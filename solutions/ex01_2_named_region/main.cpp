@@ -23,5 +23,6 @@ int main(int argc, char** argv) {
         y = torch::add(xw, b);
       }
     });
+    run.result("y", y);  // the harness checks y against the exercise's own numbers
   });
 }

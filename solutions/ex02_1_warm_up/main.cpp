@@ -26,5 +26,6 @@ int main(int argc, char** argv) {
     wb::synchronize_device();            // ... and has finished on the GPU before the profiler starts
 
     run.profile(step);
+    run.result("y", y);  // the harness checks y against the exercise's own numbers
   });
 }

@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 3; ++i) step();
     wb::synchronize_device();
     run.profile(step);
+    run.result("y", y);  // the harness checks y against the exercise's own numbers
     run.say("GEMM durations: " + run.gemm_summary());
     const std::vector<double> samples = run.gemm_samples_us();
     run.answer("median_us", median_us(samples));

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
     wb::synchronize_device();
     total.zero_();
     run.profile(step);
+    run.result("y", y);                            // the harness checks y against the exercise's own numbers
     const double checksum = total.item<double>();  // the one wait, after the profiled steps
     run.say("checksum of the profiled steps: " + std::to_string(checksum));
     run.answer("checksum", checksum);

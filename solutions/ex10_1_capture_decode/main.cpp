@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
       wb::Annotation a("decode");
       graph->replay();
     });
+    run.result("y", y);  // the harness checks y against the exercise's own numbers
 #else
     throw std::runtime_error("this LibTorch was built without CUDA: no CUDA graphs");
 #endif
