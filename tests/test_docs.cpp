@@ -12,18 +12,30 @@
 //   - every inspect rule docs/cheatsheet.md names is a fact id of wb::all_facts(), and every
 //     lesson id (the facts, the chapter specs, the recorded lessons.json files) has a row; the
 //     check fails on a copy with one rule left out.
+//   - [ch11] the picture of a token's GPU time by class (tools/figures, pictures.hpp): in every
+//     variant the classes add up to the token's GPU span (the span the lessons across variants
+//     measure), the bars are ordered as the chapter says, and the order fails on chapter 10's
+//     recording and on a doctored trace; a CPU trace or one without its launches draws nothing;
+//     the picture on disk is what the recording draws, and `figures check` fails on a doctored
+//     one until `figures update` redraws it.
 #include <catch2/catch_test_macros.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <memory>
 #include <regex>
 #include <set>
 #include <sstream>
 
 #include "process.hpp"
+#include "workbook/across.hpp"
 #include "workbook/figures.hpp"
 #include "workbook/lessons.hpp"
+#include "workbook/pictures.hpp"
+#include "workbook/trace_reader.hpp"
 
 namespace fs = std::filesystem;
 namespace fg = wb::figures;
@@ -709,4 +721,153 @@ TEST_CASE("the installed package asks for CUDAToolkit only when it was built wit
   const bool cupti = cache.find("CUDA_cupti_LIBRARY:FILEPATH=/") != std::string::npos;
   CHECK(cfg.find(cupti ? "if(ON)\n  find_dependency(CUDAToolkit)"
                        : "if(OFF)\n  find_dependency(CUDAToolkit)") != std::string::npos);
+}
+
+namespace {
+const char* kTokenPicture = "docs/img/ch11_token_time_h200.svg";
+const std::vector<std::string> kCh11 = {"graph_fused", "gemv", "fused", "attention", "overlap"};
+
+wb::Trace recorded(const std::string& folder) {
+  fs::path p = kRoot / "expected_output" / folder / "trace.json";
+  if (!fs::exists(p)) p += ".gz";
+  return wb::read_trace(p);
+}
+
+double share(const fg::TokenBar& b, fg::TokenClass c) { return b.us[static_cast<size_t>(c)] / b.sum_us(); }
+
+// What chapter 11's README says of the bars, first variant to last: the other kernels and copies
+// are at least three times the share of the first token that they are of the last; the GEMVs are
+// at most half of the first token and at least 70% of the last; the gaps under 5% of the last;
+// and from the third variant on each token is shorter than the one before. "" when all hold.
+std::string ch11_order(const std::vector<fg::TokenBar>& bars) {
+  using C = fg::TokenClass;
+  const fg::TokenBar &first = bars.front(), &last = bars.back();
+  if (share(first, C::Other) < 3 * share(last, C::Other)) return "the other kernels' share did not shrink";
+  if (share(first, C::Gemv) > 0.5) return "the GEMVs are over half of the first token";
+  if (share(last, C::Gemv) < 0.7) return "the GEMVs are under 70% of the last token";
+  if (share(last, C::Gap) > 0.05) return "the gaps are over 5% of the last token";
+  for (size_t i = 2; i < bars.size(); ++i)
+    if (bars[i].sum_us() >= bars[i - 1].sum_us())
+      return bars[i].variant + " is no shorter than the step before";
+  return "";
+}
+}  // namespace
+
+TEST_CASE("the token picture: the classes add up, in the recording's order", "[docs][ch11][cpu]") {
+  std::vector<fg::TokenBar> bars;
+  for (const auto& v : kCh11) {
+    INFO(v);
+    const wb::Trace t = recorded("h200/11_llm_decode_kernels/" + v);
+    bars.push_back(fg::token_time(t, v));
+    const fg::TokenBar& b = bars.back();
+    CHECK(b.steps == 5);  // the schedule's active steps (1,2,5,1)
+    // The classes' medians add up to the median span within 1%; the span is the one the lessons
+    // across variants measure (summarize_variant: the same steps, the same work).
+    CHECK(std::abs(b.sum_us() - b.span_us) <= 0.01 * b.span_us);
+    wb::VariantRun r;
+    r.name = v;
+    r.trace = std::make_shared<const wb::Trace>(t);
+    CHECK(std::abs(wb::summarize_variant(r, "decode").gpu_span_us - b.span_us) < 1e-6);
+    for (double us : b.us) CHECK(us >= 0);
+    CHECK(b.us[static_cast<size_t>(fg::TokenClass::Gemv)] > 0);
+    CHECK(b.us[static_cast<size_t>(fg::TokenClass::Attention)] > 0);
+  }
+  CHECK(ch11_order(bars) == "");
+  // graph_fused's other small kernels are a larger share of its token than fused's, fused's than
+  // attention's; overlap waits less between kernels than attention does.
+  using C = fg::TokenClass;
+  CHECK(share(bars[0], C::Other) > share(bars[2], C::Other));
+  CHECK(share(bars[2], C::Other) > share(bars[3], C::Other));
+  CHECK(bars[4].us[static_cast<size_t>(C::Gap)] < bars[3].us[static_cast<size_t>(C::Gap)]);
+  // what the rules say of the names in these traces
+  wb::Event k;
+  k.kind = wb::Kind::Kernel;
+  for (const char* name : {"nvjet_sm90_tst_64x8_64x16_4x1_v_bx_splitK_TNT",
+                           "void cublasLt::splitKreduce_kernel<32, 16, int, float>",
+                           "void llmk::(anonymous namespace)::gemv_kernel<1, 0>(uint4 const*)"}) {
+    k.name = name;
+    CHECK(fg::token_class(k) == C::Gemv);
+  }
+  for (const char* name : {"cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_knob_35",
+                           "void cudnn::fusion::lean_reduction_kernel<false, false, false>(void*)",
+                           "llmk::(anonymous namespace)::attention_kernel(__nv_bfloat16 const*)"}) {
+    k.name = name;
+    CHECK(fg::token_class(k) == C::Attention);
+  }
+  k.name = "llmk::(anonymous namespace)::rope_kv_write_kernel(__nv_bfloat16 const*)";
+  CHECK(fg::token_class(k) == C::Other);
+  k.kind = wb::Kind::Memcpy;
+  k.name = "Memcpy DtoD (Device -> Device)";
+  CHECK(fg::token_class(k) == C::Other);
+
+  SECTION("chapter 10's recording breaks the order") {
+    std::vector<fg::TokenBar> ch10;
+    for (const char* v : {"eager", "graph", "graph_fused"})
+      ch10.push_back(fg::token_time(recorded(std::string("h200/10_llm_decode_graphs/") + v), v));
+    CHECK(ch11_order(ch10) != "");
+  }
+  SECTION("a doctored trace: overlap's GEMVs renamed are no GEMVs, and the picture differs") {
+    wb::Trace t = recorded("h200/11_llm_decode_kernels/overlap");
+    for (auto& e : t.events)
+      if (e.kind == wb::Kind::Kernel && e.name.find("gemv_kernel") != std::string::npos)
+        e.name = "void llmk::rowdot_kernel";
+    std::vector<fg::TokenBar> doctored = bars;
+    doctored.back() = fg::token_time(t, "overlap");
+    CHECK(doctored.back().us[static_cast<size_t>(C::Gemv)] == 0);
+    CHECK(ch11_order(doctored) == "the other kernels' share did not shrink");  // they count as other now
+    CHECK(fg::token_time_svg(doctored, 0.487, {"x"}) != fg::token_time_svg(bars, 0.487, {"x"}));
+  }
+  SECTION("no device work in the profiled steps: a CPU trace, a trace without its launches") {
+    CHECK_THROWS_AS(fg::token_time(recorded("cpu/11_llm_decode_kernels/gemv"), "gemv"), fg::FigureError);
+    wb::Trace t = recorded("h200/11_llm_decode_kernels/overlap");
+    t.events.erase(std::remove_if(t.events.begin(), t.events.end(),
+                                  [](const wb::Event& e) { return e.kind == wb::Kind::Runtime; }),
+                   t.events.end());
+    // every kernel names a launch the trace no longer holds: launched before the window
+    CHECK_THROWS_AS(fg::token_time(t, "overlap"), fg::FigureError);
+  }
+}
+
+TEST_CASE("the token picture on disk is what the recording draws; check fails on a doctored one",
+          "[docs][ch11][cpu]") {
+  const std::string drawn = fg::draw_picture(kRoot, kTokenPicture);
+  CHECK(proc::slurp(kRoot / kTokenPicture) == drawn);
+  CHECK(drawn.find("expected_output/h200/11_llm_decode_kernels") != std::string::npos);  // its caption
+  // the bound, as the chapter prints it with its napkin math ("A token reads 2.069 GB = 0.487 ms.")
+  const double bound = fg::resolve(kRoot,
+                                   "h200/11_llm_decode_kernels/stdout.txt#re=A\\stoken\\sreads\\s[0-9.]+"
+                                   "\\sGB\\s=\\s([0-9.]+)\\sms");
+  char said[64];
+  std::snprintf(said, sizeof said, "weight-read bound %.3f ms", bound);
+  CHECK(drawn.find(said) != std::string::npos);
+  // every variant in the chapter's order, each once
+  size_t at = 0;
+  for (const auto& v : kCh11) {
+    const size_t next = drawn.find(">" + v + "</text>", at);
+    INFO(v);
+    CHECK(next != std::string::npos);
+    at = next;
+  }
+  // A scratch root with chapter 11's page, the recordings, and the picture edited by hand.
+  const fs::path root = proc::scratch("docs_picture");
+  fs::create_directories(root / "chapters/11_llm_decode_kernels");
+  fs::create_directories(root / "docs/img");
+  fs::copy_file(kRoot / "chapters/11_llm_decode_kernels/README.md",
+                root / "chapters/11_llm_decode_kernels/README.md");
+  fs::create_directory_symlink(kRoot / "expected_output", root / "expected_output");
+  std::string doctored = drawn;
+  const size_t bar = doctored.find(">overlap</text>");  // the last bar's label, moved
+  REQUIRE(bar != std::string::npos);
+  doctored.replace(bar, 8, ">overlay");
+  std::ofstream(root / kTokenPicture) << doctored;
+  auto e = proc::run(proc::bin("figures"), {"check", "--root", root.string()});
+  CHECK(e.code == 1);
+  CHECK(e.err.find(std::string(kTokenPicture) + ": differs from its recording") != std::string::npos);
+  e = proc::run(proc::bin("figures"), {"update", "--root", root.string()});
+  CHECK(e.code == 0);
+  CHECK(proc::slurp(root / kTokenPicture) == drawn);
+  CHECK(proc::run(proc::bin("figures"), {"check", "--root", root.string()}).code == 0);
+  fs::remove(root / kTokenPicture);  // missing: check fails too
+  CHECK(proc::run(proc::bin("figures"), {"check", "--root", root.string()}).code == 1);
+  fs::remove_all(root);
 }

@@ -16,6 +16,7 @@
 
 #include "lessons_fixtures.hpp"
 #include "process.hpp"
+#include "workbook/across.hpp"
 #include "workbook/json_spec.hpp"
 #include "workbook/lessons.hpp"
 #include "workbook/peaks.hpp"
@@ -668,4 +669,22 @@ TEST_CASE("lesson explanations quote no measured figure: the measured value is t
     CHECK(measured_figures(f.pattern) == std::vector<std::string>{});
   }
   CHECK(patterns > 50);
+}
+
+TEST_CASE("the comparison's header names the problem the variants ran", "[lessons][cpu]") {
+  // Chapter 05's variants compute an N x N product; chapter 11's a model's decode step, whose
+  // size is its config (it takes no --size). No runs: only the header is looked at.
+  wb::LessonsReport rep;
+  const std::vector<wb::VariantRun> none;
+  auto header = [&](const std::string& problem) {
+    const std::string text = wb::render_across(none, rep, problem);
+    return text.substr(0, text.find('\n'));
+  };
+  rep.options.problem = wb::Problem::square(4096, 1, 2);
+  CHECK(header("") == "==== all variants, N=4096 ====");  // chapter 05, as recorded
+  // chapter 11 names its model; the --size it does not use (64 by default) is not said
+  rep.options.problem = wb::Problem::square(64, 1, 2);
+  CHECK(header("1b, batch 1, 512-token prompt") == "==== all variants, 1b, batch 1, 512-token prompt ====");
+  rep.options.problem = wb::Problem();  // n = 0: no size to say
+  CHECK(header("") == "==== all variants ====");
 }

@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
       runs.back().kernel_bytes = wb11::gemv_bytes(cfg, run.dtype_bytes());  // each GEMV's GB/s
       code = std::max(code, run.exit_code(o));
     }
-    return std::max(code, run.report_across(runs, "decode"));  // out/.../comparison.txt
+    const std::string problem = cfg.name + ", batch 1, " + std::to_string(fl.prompt) + "-token prompt";
+    return std::max(code, run.report_across(runs, "decode", problem));  // out/.../comparison.txt
   });
 }

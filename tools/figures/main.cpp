@@ -11,6 +11,9 @@
 //             claim or source (docs/claims/*.json) that covers it (include/workbook/sentences.hpp);
 //             --list prints every one; exit 1 while one is neither covered nor on its page's
 //             todo list, or a todo entry is stale
+// The pictures drawn from the recordings (include/workbook/pictures.hpp) go with the pages:
+// generate and update write each one that differs from what its recording draws, check fails on
+// one that differs.
 // A bad placeholder (syntax, unknown label, a reference that resolves to nothing) exits 2 naming
 // FILE:LINE, before anything is written. Every file is written atomically.
 #include <CLI/CLI.hpp>
@@ -24,6 +27,7 @@
 
 #include "workbook/figures.hpp"
 #include "workbook/fs_util.hpp"
+#include "workbook/pictures.hpp"
 #include "workbook/sentences.hpp"
 
 namespace fs = std::filesystem;
@@ -94,6 +98,36 @@ int write_all(const std::vector<Done>& done, bool update, const fs::path& root) 
     ++written;
   }
   return written;
+}
+
+// The pictures of the pages under `root`: drawn from their recordings, compared with the files
+// (check) or written where they differ. Returns the number that differ (check) or could not be
+// drawn.
+int pictures_pass(const fs::path& root, bool write) {
+  int bad = 0;
+  for (const auto& pic : fg::pictures()) {
+    if (!fs::exists(root / pic.page)) continue;  // a root without the page holds none of its pictures
+    const fs::path file = root / pic.file;
+    std::string drawn;
+    try {
+      drawn = fg::draw_picture(root, pic.file);
+    } catch (const fg::FigureError& e) {
+      std::cerr << pic.file << ": cannot be drawn: " << e.what() << "\n";
+      ++bad;
+      continue;
+    }
+    if (fs::exists(file) && read_file(file) == drawn) continue;
+    if (!write) {
+      std::cerr << pic.file << ": " << (fs::exists(file) ? "differs from" : "missing: drawn from")
+                << " its recording: run ./workbook docs --update\n";
+      ++bad;
+      continue;
+    }
+    fs::create_directories(file.parent_path());
+    wb::write_file_atomic(file, drawn);
+    std::cerr << "figures: drew " << pic.file << "\n";
+  }
+  return bad;
 }
 
 std::vector<fs::path> plain_pages(const fs::path& root) {
@@ -213,11 +247,13 @@ int main(int argc, char** argv) {
   const int stale = bad == 0 && mode == "check" ? stale_pages(done, plain, root) : 0;
   const int written =
       bad == 0 && problems == 0 && mode != "check" ? write_all(done, mode == "update", root) : 0;
+  const int pictures = files.empty() && bad == 0 ? pictures_pass(root, mode != "check" && problems == 0) : 0;
   std::cerr << "figures: " << set.size() << " sources, " << sourced << " sourced figures, " << blocks
             << " quoted files, " << labelled << " labelled; " << changes
             << (mode == "update" ? " rewritten, " : " differ, ") << bad << " bad placeholders, " << problems
             << " problems" << (mode == "check" ? ", " + std::to_string(stale) + " stale pages" : "")
-            << (mode != "check" ? ", " + std::to_string(written) + " pages written" : "") << "\n";
+            << (mode != "check" ? ", " + std::to_string(written) + " pages written" : "")
+            << (pictures ? ", " + std::to_string(pictures) + " pictures off their recordings" : "") << "\n";
   if (bad) {
     std::cerr << "figures: bad placeholders (see above); nothing written\n";
     return 2;
@@ -225,5 +261,5 @@ int main(int argc, char** argv) {
   if (problems && mode != "check")
     std::cerr << "figures: nothing written; fix the sources (or take the recorded values: ./workbook docs "
                  "--update)\n";
-  return problems || stale ? 1 : 0;
+  return problems || stale || pictures ? 1 : 0;
 }

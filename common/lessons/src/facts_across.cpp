@@ -41,9 +41,7 @@ bool under(const TraceModel& m, EventIdx i, const std::string& annotation) {
 }
 
 // Which profiled step (index into m.steps()) issued a piece of device work: the step around
-// its launch call. Work that names a launch the trace does not hold was launched before the
-// window (a warm-up step's graph replay still draining while the CPU runs ahead): no profiled
-// step's. Work with no correlation at all counts where it started.
+// its launch call (device_work_per_step says the rule).
 std::optional<size_t> step_of(const TraceModel& m, EventIdx d, const std::map<int, size_t>& slot) {
   const auto l = m.launcher(d);
   if (!l && m.at(d).id != 0) return std::nullopt;
@@ -79,6 +77,20 @@ void count_ops(const TraceModel& m, const std::string& annotation, VariantSummar
 
 }  // namespace
 
+std::vector<std::vector<EventIdx>> device_work_per_step(const TraceModel& m) {
+  std::map<int, size_t> slot;
+  for (size_t k = 0; k < m.steps().size(); ++k) slot[m.steps()[k].number] = k;
+  std::vector<std::vector<EventIdx>> work(m.steps().size());
+  std::vector<EventIdx> device;
+  for (EventIdx i = 0; i < m.trace().events.size(); ++i)
+    if (is_device_work(m.at(i))) device.push_back(i);
+  std::sort(device.begin(), device.end(),
+            [&](EventIdx a, EventIdx b) { return m.at(a).start_ns < m.at(b).start_ns; });
+  for (EventIdx d : device)
+    if (auto k = step_of(m, d, slot)) work[*k].push_back(d);
+  return work;
+}
+
 VariantSummary summarize_variant(const VariantRun& r, const std::string& annotation) {
   VariantSummary s;
   s.name = r.name;
@@ -87,8 +99,6 @@ VariantSummary summarize_variant(const VariantRun& r, const std::string& annotat
   const auto& steps = m.steps();
   s.steps = static_cast<int>(steps.size());
   if (steps.empty()) return s;
-  std::map<int, size_t> slot;
-  for (size_t k = 0; k < steps.size(); ++k) slot[steps[k].number] = k;
 
   std::vector<double> widths;
   for (const auto& w : steps) widths.push_back((w.end_ns - w.start_ns) / 1e3);
@@ -97,16 +107,11 @@ VariantSummary summarize_variant(const VariantRun& r, const std::string& annotat
   count_ops(m, annotation, s);
 
   // Device work per step, in start order.
-  std::vector<std::vector<EventIdx>> work(steps.size());
-  std::vector<EventIdx> device;
-  for (EventIdx i = 0; i < m.trace().events.size(); ++i)
-    if (is_device_work(m.at(i))) device.push_back(i);
-  std::sort(device.begin(), device.end(),
-            [&](EventIdx a, EventIdx b) { return m.at(a).start_ns < m.at(b).start_ns; });
-  for (EventIdx d : device)
-    if (auto k = step_of(m, d, slot)) work[*k].push_back(d);
+  const std::vector<std::vector<EventIdx>> work = device_work_per_step(m);
+  const bool any_device = std::any_of(m.trace().events.begin(), m.trace().events.end(),
+                                      [](const Event& e) { return is_device_work(e); });
 
-  if (!device.empty()) {
+  if (any_device) {
     std::vector<double> busy, copy_us, spans;
     std::vector<int> kernels;
     for (const auto& w : work) {
@@ -730,7 +735,8 @@ std::string memcpy_napkin(const std::vector<VariantSummary>& sums, const Problem
   return os.str();
 }
 
-std::string render_across(const std::vector<VariantRun>& runs, const LessonsReport& lessons) {
+std::string render_across(const std::vector<VariantRun>& runs, const LessonsReport& lessons,
+                          const std::string& problem) {
   std::vector<VariantSummary> sums;
   std::string device_name;
   for (const auto& r : runs) {
@@ -749,9 +755,9 @@ std::string render_across(const std::vector<VariantRun>& runs, const LessonsRepo
       napkin += "\n";
     }
   if (napkin.empty()) napkin = memcpy_napkin(sums, p, device_name);
-  return "==== all variants, N=" + std::to_string(p.n) + " ====\n" +
-         side_by_side(runs, sums, lessons.options.annotation) + "\n" + napkin + "\n" +
-         render_lessons(lessons, Format::Text);
+  const std::string what = !problem.empty() ? ", " + problem : p.n > 0 ? ", N=" + std::to_string(p.n) : "";
+  return "==== all variants" + what + " ====\n" + side_by_side(runs, sums, lessons.options.annotation) +
+         "\n" + napkin + "\n" + render_lessons(lessons, Format::Text);
 }
 
 }  // namespace wb

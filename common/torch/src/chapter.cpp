@@ -500,14 +500,15 @@ int Run::exit_code(const RunOutputs& o) const {
   return 0;
 }
 
-int Run::report_across(const std::vector<VariantRun>& runs, const std::string& annotation) {
+int Run::report_across(const std::vector<VariantRun>& runs, const std::string& annotation,
+                       const std::string& problem_label) {
   throw_if_interrupted("before writing the comparison");
   const Problem problem = Problem::square(cfg_.size, cfg_.batch, dtype_bytes());
   const AcrossSpec* spec = find_across_spec(ch_.name());  // the chapter's lessons.json, "across"
   if (!spec)
     throw std::logic_error(ch_.name() + "'s lessons.json declares no lessons across variants (\"across\")");
   const LessonsReport across = check_across(*spec, runs, problem, annotation);
-  const std::string text = render_across(runs, across);
+  const std::string text = render_across(runs, across, problem_label);
   {
     DirLock lock(cfg_.out);
     write_file_atomic(cfg_.out / "comparison.txt", text);

@@ -46,6 +46,15 @@ struct VariantRun {
 // step, then the per-class median over steps (median_step).
 ClassCounts census_step(const std::vector<ApiCounts>& steps);
 
+class TraceModel;
+
+// Each profiled step's device work (kernels, copies, memsets), in start order; index k is
+// m.steps()[k]. Work belongs to the step around its launch call. Work whose launch the trace
+// does not hold was launched before the window (a warm-up step's graph replay still draining
+// while the CPU runs ahead) and is no profiled step's; work with no correlation at all counts
+// where it started. Every per-step GPU figure across variants reads this.
+std::vector<std::vector<std::size_t>> device_work_per_step(const TraceModel& m);
+
 // Per step, from one variant's trace (medians over the profiled steps, wb::median; counts
 // rounded down).
 struct VariantSummary {
@@ -112,7 +121,11 @@ std::string side_by_side(const std::vector<VariantRun>& runs, const std::vector<
 // Napkin math for addmm's bias copy: bytes, traffic, and the measured rate vs the peak.
 std::string memcpy_napkin(const std::vector<VariantSummary>& sums, const Problem& problem,
                           const std::string& device_name);
-// comparison.txt: the table, the napkin math and the rendered lessons.
-std::string render_across(const std::vector<VariantRun>& runs, const LessonsReport& lessons);
+// comparison.txt: a header naming the problem, the table, the napkin math and the rendered
+// lessons. `problem` is what the runs computed, as the header says it ("1b, batch 1, 512-token
+// prompt"); "": the N x N product of lessons.options.problem ("N=4096"), or no size at all
+// when its n is 0.
+std::string render_across(const std::vector<VariantRun>& runs, const LessonsReport& lessons,
+                          const std::string& problem = "");
 
 }  // namespace wb

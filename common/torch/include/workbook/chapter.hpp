@@ -225,7 +225,10 @@ class Run {
   // across them (wb::check_across), written to --out/comparison.txt and comparison.json,
   // printed, and with --compare compared with the recorded comparison.json. Returns the exit
   // code: 0, or 3 with --check when a lesson failed or --compare found a difference.
-  int report_across(const std::vector<VariantRun>& runs, const std::string& annotation = "matmul_add");
+  // `problem` names what the runs computed in the report's header when it is not the N x N
+  // product of --size (chapter 11: "1b, batch 1, 512-token prompt"); "": "N=<size>".
+  int report_across(const std::vector<VariantRun>& runs, const std::string& annotation = "matmul_add",
+                    const std::string& problem = "");
 
   // For text that is part of the lesson (stdout); silenced by --quiet.
   void say(const std::string& text) const;
