@@ -302,3 +302,53 @@ TEST_CASE(
   empty.replace(empty.find("sm_90"), 5, "");
   CHECK_THROWS(wb::parse_lesson_specs(empty, "test"));
 }
+
+TEST_CASE(
+    "devices: chapter 05's copy on the post's A100 (32 MB in ~33 us) holds the A100's expectation, "
+    "the H200's copy under an A100's name does not",
+    "[lessons][cpu]") {
+  const std::string key = "05_compiled_addmm/addmm";
+  const fs::path dir = kH200 / key;
+  const wb::LessonSpec* spec = wb::find_lesson_spec(key);
+  REQUIRE(spec);
+  const wb::FactOptions o = wb::lessons_from_json(json::parse(proc::slurp(dir / "lessons.json"))).options;
+  wb::Trace t = wb::read_trace(recorded_file(dir, "trace.json"));
+  const Gpu& a100 = kOthers.front();
+  for (auto& d : t.devices) {
+    d.name = a100.name;
+    d.compute_major = a100.major;
+    d.compute_minor = a100.minor;
+    d.num_sms = a100.sms;
+    d.total_global_mem = a100.mem;
+  }
+  // The post's figure: the bias copy (32 MiB of bf16 at 4096) took ~33 us on its A100.
+  int copies = 0;
+  for (auto& e : t.events)
+    if (e.kind == wb::Kind::Memcpy && e.bytes > 0) {
+      e.dur_ns = 33'000;
+      ++copies;
+    }
+  REQUIRE(copies >= 1);
+  const wb::TraceModel like_post(t);
+  const wb::Fact ok = fact_of(wb::check_lessons(like_post, *spec, o), "throughput");
+  INFO(ok.verdict);
+  CHECK(ok.status == wb::Status::Pass);
+  CHECK_THAT(ok.verdict, Catch::Matchers::ContainsSubstring("device-specific: the A100 expectations judged"));
+  // 2 x 33.5 MB / 33 us = 2.03 TB/s: about all of the A100 80GB SXM's 2.039 TB/s.
+  CHECK(ok.data.value("memcpy_pct_of_peak", 0.0) > 95);
+  CHECK(ok.data.value("memcpy_pct_of_peak", 0.0) < 105);
+
+  // A copy at half the post's rate fails the A100's floor (>= 60% of its peak).
+  for (auto& e : t.events)
+    if (e.kind == wb::Kind::Memcpy && e.bytes > 0) e.dur_ns = 66'000;
+  const wb::TraceModel slow(t);
+  CHECK(fact_of(wb::check_lessons(slow, *spec, o), "throughput").status == wb::Status::Fail);
+
+  // The H200's own copy (~4.2 TB/s) under an A100's name: faster than an A100 can copy.
+  const auto relabelled = judge(key, &a100);
+  REQUIRE(relabelled);
+  const wb::Fact bad = fact_of(*relabelled, "throughput");
+  INFO(bad.verdict);
+  CHECK(bad.status == wb::Status::Fail);
+  CHECK_THAT(bad.verdict, Catch::Matchers::ContainsSubstring("memcpy_pct_of_peak = "));
+}
