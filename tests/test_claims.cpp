@@ -14,6 +14,8 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <regex>
 #include <set>
@@ -25,6 +27,7 @@
 namespace fs = std::filesystem;
 using Catch::Matchers::ContainsSubstring;
 using claims::Claim;
+using nlohmann::json;
 
 namespace {
 
@@ -366,4 +369,115 @@ TEST_CASE("claims: an uncovered sentence fails the coverage; a claim, a source o
   CHECK(kinds[3].cause);
   CHECK_FALSE(kinds[4].states());
   CHECK(kinds[5].text == "| 1 | 2 |");
+}
+
+// ---- every claim on every run ------------------------------------------------------------
+// tests/data/reruns/<platform>-runK/ holds the lessons of more runs of the same build (not the
+// traces): a claim on expected_output/<platform>/X must hold on <platform>-runK/X too. Its
+// lesson (or its own pattern) is judged with today's conditions on that run's fact data; the
+// recording's trace gives the device and the problem. A claim whose fact that run did not
+// compute (a fact only the claim asks for) cannot be judged there and is counted, not passed.
+namespace {
+struct RerunVerdicts {
+  int judged = 0, unjudged = 0;
+  std::vector<std::string> failed;
+};
+RerunVerdicts judge_on_rerun(const fs::path& run_dir, const std::string& platform, claims::Recordings& recs) {
+  RerunVerdicts v;
+  for (const auto& c : all_claims()) {
+    if (c.recording.rfind(platform + "/", 0) != 0) continue;
+    const std::string sub = c.recording.substr(platform.size() + 1);
+    const fs::path dir = run_dir / sub;
+    const std::string where = c.where + " \"" + c.quote + "\" on " + run_dir.filename().string() + "/" + sub;
+    if (fs::exists(dir / "comparison.json") && !fs::exists(dir / "lessons.json")) {
+      // The lessons across variants, as that run judged them.
+      const json cmp = json::parse(proc::slurp(dir / "comparison.json"));
+      bool found = false;
+      for (const auto& j : cmp.at("facts"))
+        if (j.value("id", "") == c.lesson) {
+          found = true;
+          ++v.judged;
+          if (j.value("status", "") != "pass") v.failed.push_back(where + ": " + j.value("verdict", ""));
+        }
+      if (!found) ++v.unjudged;
+      continue;
+    }
+    if (!fs::exists(dir / "lessons.json")) {
+      ++v.unjudged;  // that run did not record this folder (the Python recordings are made apart)
+      continue;
+    }
+    const wb::LessonsReport rep = wb::lessons_from_json(json::parse(proc::slurp(dir / "lessons.json")));
+    const std::string fact_id = c.lesson.empty() ? c.fact : c.lesson;
+    const auto it =
+        std::find_if(rep.facts.begin(), rep.facts.end(), [&](const wb::Fact& f) { return f.id == fact_id; });
+    if (it == rep.facts.end() || (!c.reference.empty() && c.lesson.empty())) {
+      ++v.unjudged;
+      continue;
+    }
+    wb::Pattern pattern = c.pattern;
+    if (!c.lesson.empty()) {
+      const wb::LessonSpec* spec = wb::find_lesson_spec(c.spec.empty() ? rep.chapter : c.spec);
+      REQUIRE(spec);
+      const auto e = std::find_if(spec->expect.begin(), spec->expect.end(),
+                                  [&](const wb::Expectation& x) { return x.fact == c.lesson; });
+      REQUIRE(e != spec->expect.end());
+      pattern = e->pattern;
+    }
+    std::string why;
+    const claims::Recording* r = recs.get(c.recording, why);
+    REQUIRE(r);
+    if (!r->trace) {
+      ++v.unjudged;
+      continue;
+    }
+    const wb::Fact f = wb::apply_pattern(*it, pattern, *r->trace, rep.options.problem);
+    ++v.judged;
+    if (f.status != wb::Status::Pass)
+      v.failed.push_back(where + ": " + std::string(wb::status_mark(f.status)) + " " + f.verdict);
+  }
+  return v;
+}
+}  // namespace
+
+TEST_CASE("claims: every claim holds on every other recorded run (tests/data/reruns)", "[docs][claims][cpu]") {
+  const fs::path reruns = claims::root() / "tests" / "data" / "reruns";
+  claims::Recordings recs;
+  int runs = 0;
+  for (const auto& e : fs::directory_iterator(reruns)) {
+    if (!e.is_directory()) continue;
+    const std::string name = e.path().filename().string();
+    const size_t dash = name.find("-run");
+    REQUIRE(dash != std::string::npos);
+    const RerunVerdicts v = judge_on_rerun(e.path(), name.substr(0, dash), recs);
+    INFO(name << ": " << v.judged << " claims judged, " << v.unjudged << " not judgeable there");
+    for (const auto& f : v.failed) UNSCOPED_INFO(f);
+    CHECK(v.failed.empty());
+    CHECK(v.judged >= 3 * v.unjudged);  // most claims are judged on every run, not skipped
+    ++runs;
+  }
+  CHECK(runs >= 1);
+}
+
+TEST_CASE("claims on other runs: a run whose lesson failed, or whose figure moved past the lesson, fails",
+          "[docs][claims][cpu]") {
+  // A copy of the second H200 run with chapter 04's end_sync lesson data doctored: the claim
+  // that the final sync holds most of the CPU time must fail there.
+  const fs::path src = claims::root() / "tests" / "data" / "reruns" / "h200-run2";
+  const fs::path dst = fs::temp_directory_path() / ("wb_claims_rerun_" + std::to_string(::getpid())) / "h200-run9";
+  fs::remove_all(dst.parent_path());
+  fs::create_directories(dst);
+  fs::copy(src, dst, fs::copy_options::recursive);
+  claims::Recordings recs;
+  const RerunVerdicts clean = judge_on_rerun(dst, "h200", recs);
+  CHECK(clean.failed.empty());
+  // Every lesson of every folder made to fail: each fact's data emptied.
+  for (const auto& e : fs::recursive_directory_iterator(dst))
+    if (e.path().filename() == "lessons.json") {
+      json j = json::parse(proc::slurp(e.path()));
+      for (auto& f : j["facts"]) f["data"] = json::object();
+      std::ofstream(e.path()) << j.dump();
+    }
+  const RerunVerdicts doctored = judge_on_rerun(dst, "h200", recs);
+  CHECK(doctored.failed.size() >= static_cast<size_t>(clean.judged / 2));
+  fs::remove_all(dst.parent_path());
 }
