@@ -439,7 +439,8 @@ RerunVerdicts judge_on_rerun(const fs::path& run_dir, const std::string& platfor
 }
 }  // namespace
 
-TEST_CASE("claims: every claim holds on every other recorded run (tests/data/reruns)", "[docs][claims][cpu]") {
+TEST_CASE("claims: every claim holds on every other recorded run (tests/data/reruns)",
+          "[docs][claims][cpu]") {
   const fs::path reruns = claims::root() / "tests" / "data" / "reruns";
   claims::Recordings recs;
   int runs = 0;
@@ -463,7 +464,8 @@ TEST_CASE("claims on other runs: a run whose lesson failed, or whose figure move
   // A copy of the second H200 run with chapter 04's end_sync lesson data doctored: the claim
   // that the final sync holds most of the CPU time must fail there.
   const fs::path src = claims::root() / "tests" / "data" / "reruns" / "h200-run2";
-  const fs::path dst = fs::temp_directory_path() / ("wb_claims_rerun_" + std::to_string(::getpid())) / "h200-run9";
+  const fs::path dst =
+      fs::temp_directory_path() / ("wb_claims_rerun_" + std::to_string(::getpid())) / "h200-run9";
   fs::remove_all(dst.parent_path());
   fs::create_directories(dst);
   fs::copy(src, dst, fs::copy_options::recursive);
