@@ -63,6 +63,8 @@ case "${1:-}" in
     left 120 chapters_check && { mkdir -p $F/cc; OUT=$F/cc BUILD_DIR=$BUILD_DIR timeout $((L - SECONDS - 60)) scripts/gpu/chapters_check.sh > $F/chapters_check.out 2>&1; say "chapters_check rc=$?"; grep -v 'rc=0' $F/cc/summary.txt | head -20 | tee -a $F/summary.txt; }
     left 90 bench && { timeout 120 $BUILD_DIR/bench/bench_llm_decode --repeats 5 > $F/bench_llm_decode.txt 2>&1; say "bench_llm_decode rc=$?"; }
     left 90 exercises && { WORKBOOK_BUILD_DIR=$BUILD_DIR timeout $((L - SECONDS - 20)) $BUILD_DIR/tests/test_exercises "[exercises][gpu]" > $F/exercises_gpu.log 2>&1; say "test_exercises [gpu] rc=$?: $(tail -2 $F/exercises_gpu.log | tr '\n' ' ')"; }
+    # The learners' tricks on the GPU (the programs run on it when there is one): caught there too.
+    left 60 gaming && { WORKBOOK_BUILD_DIR=$BUILD_DIR timeout $((L - SECONDS - 10)) $BUILD_DIR/tests/test_exercises "gaming:*" > $F/gaming_gpu.log 2>&1; say "test_exercises gaming on the GPU rc=$?: $(tail -2 $F/gaming_gpu.log | tr '\n' ' ')"; }
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader >> $F/summary.txt
     tar czf $OUT/checks.tgz -C /tmp final
     cp $F/summary.txt $OUT/ ;;
