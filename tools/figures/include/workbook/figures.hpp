@@ -28,7 +28,8 @@
 // placeholder in a `code span` (on one line): an example, shown as written.
 //
 // FILE lives under expected_output/ (a reference that starts with a platform folder, "h200/...",
-// "cpu/...") or under docs/ ("docs/..."). Selectors:
+// "cpu/..."), under docs/ ("docs/...") or among a second run's lessons and tables
+// ("tests/data/reruns/h200-run2/..."). Selectors:
 //   *.json   a JSON pointer whose segments may pick an array element by a field:
 //            /facts[id=step_widths]/data/steps[step=2]/width_us. In lessons.json and
 //            comparison.json a selector that does not start with '/' starts with a fact id:
