@@ -495,6 +495,20 @@ TEST_CASE("figures: selectors and precision", "[docs][cpu]") {
   CHECK(fg::resolve(kRoot, P + "N=64;side=C++;variant=graph;col=CPU us/step") ==
         fg::resolve(kRoot, P + R"(re=\|\s64\s\|\sC\+\+\s\|\sgraph\s\|\s([\d.]+)\s\|)"));
   CHECK_THROWS_AS(fg::resolve(kRoot, G + "row=no such kernel;col=vs eager"), fg::FigureError);
+  // a trace event's CUPTI callback id: chapter 01's cold run names three runtime calls INVALID
+  // (cbid 468); cudaFree is 22; a call with no cbid, a fourth INVALID or another value fail
+  const std::string T = "h200/01_cold_64/cold/trace.json#event=";
+  for (const char* nth : {"1", "2", "3"})
+    CHECK(fg::resolve(kRoot, T + "INVALID;value=cbid;nth=" + nth) == 468);
+  CHECK(fg::resolve(kRoot, T + "cudaFree;value=cbid") == 22);
+  CHECK(fg::resolve(kRoot, T + "INVALID") == fg::resolve(kRoot, T + "INVALID;value=dur"));
+  CHECK_THROWS_AS(fg::resolve(kRoot, T + "INVALID;value=cbid;nth=4"), fg::FigureError);
+  CHECK_THROWS_AS(fg::resolve(kRoot, T + "aten::mm;value=cbid"), fg::FigureError);
+  CHECK_THROWS_AS(fg::resolve(kRoot, T + "INVALID;value=name"), fg::FigureError);
+  // a second run's lessons (tests/data/reruns/) resolve as a recording's do
+  CHECK(fg::resolve(kRoot,
+                    "tests/data/reruns/h200-run2/01_cold_64/cold/lessons.json#profiler_artefacts/data/"
+                    "library_events") == 60);
   CHECK_THROWS_AS(fg::resolve(kRoot, G + "row=handwritten fused;col=no such column"), fg::FigureError);
   // the printed precision decides: with the recorded 17.684, 17.7 matches and 17.6 does not; 18
   // matches, 17 does not. The strings are made from whatever the recording holds.

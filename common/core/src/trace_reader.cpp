@@ -242,6 +242,7 @@ struct RawEvent {
   KernelInfo kernel;
   bool has_kernel_info = false;
   int64_t bytes = -1;
+  int64_t cbid = -1;                            // runtime / driver calls: CUPTI's callback id
   int64_t sequence_nr = -1, fwd_thread_id = 0;  // autograd's ("Sequence number", "Fwd thread id")
   std::string_view call_stack;                  // with_stack (verbose): "frame;frame;..."
   // record_shapes: "Input Dims" (-> Event::input_shapes), and for the FLOPs formula the first
@@ -721,6 +722,8 @@ class Parser {
         if (type_of(x) == od::json_type::number) r.stream = loose_int(x, 0);
       } else if (is_key(key, "bytes")) {
         r.bytes = loose_int(x, -1);
+      } else if (is_key(key, "cbid")) {
+        r.cbid = loose_int(x, -1);
       } else if (is_key(key, "Sequence number")) {
         r.sequence_nr = loose_int(x, -1);
       } else if (is_key(key, "Fwd thread id")) {
@@ -843,6 +846,7 @@ class Parser {
     e.pid = r.pid;
     e.tid = r.tid;
     e.bytes = r.bytes;
+    e.cbid = r.cbid;
     e.sequence_nr = r.sequence_nr;
     e.fwd_thread_id = r.fwd_thread_id;
     for (size_t at = 0; at < r.call_stack.size();) {  // Kineto joins the frames with ';'

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -114,13 +115,20 @@ std::string calls_text(int64_t c) { return c < 0 ? "-" : std::to_string(c); }
 
 std::string row_state(const TableDiffRow& t) {
   const bool one_side = t.learner_calls < 0 || t.reference_calls < 0;
-  std::string s = t.same()      ? "ok"
+  const bool drained = !t.same() && t.launched_known();
+  std::string s = t.same() ? "ok"
+                  : drained && t.learner_launched == t.reference_launched
+                      ? fmt::format("ok, {} launched in each window", t.learner_launched)
                   : t.matches() ? fmt::format(
                                       "ok, within {:.0f}% or 1 call: GPU work or a CUDA call whose "
                                       "count depends on timing",
                                       100 * kTimingCallTolerance)
                   : one_side ? (t.learner_calls < 0 ? "only in reference" : "only in yours")
                              : "calls differ";
+  if (drained && t.learner_launched != t.reference_launched)
+    s += fmt::format(" ({} against {} launched in the window)", t.learner_launched, t.reference_launched);
+  if (drained && (t.learner_launched != t.learner_calls || t.reference_launched != t.reference_calls))
+    s += "; the rest ran for launches made before the window opened (a warm-up replay still draining)";
   if (one_side && t.matches())
     s += t.learner_calls < 0 ? "; none in your trace" : "; none in the reference's trace";
   if (!t.learner_name.empty()) s += "; yours names it '" + t.learner_name + "'";
@@ -136,27 +144,64 @@ struct FullRow {
   int64_t calls = 0;
   bool timing = false;  // device work or a CUDA API call (TableDiffRow::timing_dependent)
   bool used = false;
+  int64_t launched = -1;  // device rows: the calls whose launch is in the trace (else -1)
 };
-std::vector<FullRow> rows_below_cut(const Side& s) {
+
+// The trace without the device work whose launch call is not in it: a CUDA graph replay (or any
+// launch) made before the window opened can still be running when it opens, and how much of it
+// the trace (and so the table) holds depends on how far the GPU trailed the CPU. What was
+// launched inside the window does not.
+Trace launched_only(const Trace& t) {
+  std::set<int64_t> launches;  // CUPTI correlation ids of the runtime and driver calls
+  for (const Event& e : t.events)
+    if (e.kind == Kind::Runtime || e.kind == Kind::Driver) launches.insert(e.id);
+  Trace out = t;
+  out.events.erase(
+      std::remove_if(out.events.begin(), out.events.end(),
+                     [&](const Event& e) {
+                       return (e.kind == Kind::Kernel || e.kind == Kind::Memcpy || e.kind == Kind::Memset) &&
+                              !launches.count(e.id);
+                     }),
+      out.events.end());
+  return out;
+}
+
+// A side's rows as its trace holds them: every row of the trace as its table would name it (cut
+// to the Name column), with its calls; the rows its table shows are marked used, so what is left
+// is below the table's cut. `shown_launched[i]` is the launched count of the table's line i
+// (-1 where it is no device row, or its name and calls are not the trace's).
+struct TraceRows {
   std::vector<FullRow> rows;
-  if (!s.trace) return rows;
+  std::vector<int64_t> shown_launched;
+};
+TraceRows rows_of_trace(const Side& s) {
+  TraceRows out;
+  if (s.table) out.shown_launched.assign(s.table->size(), -1);
+  if (!s.trace) return out;
+  std::vector<FullRow>& rows = out.rows;
   const int width = TableOptions{}.max_name_width;  // the chapters' table.txt: the default
   std::set<std::string> api;                        // CUDA runtime and driver calls, as the table names them
   for (const Event& e : s.trace->events)
     if (e.kind == Kind::Runtime || e.kind == Kind::Driver) api.insert(table_name_cell(e.name, width));
+  std::map<std::string, int64_t> launched;  // a device row's key -> its calls launched in the trace
+  for (const TableRow& r : key_averages(launched_only(*s.trace)))
+    if (r.on_device) launched[r.key] += r.calls;
   for (const TableRow& r : key_averages(*s.trace)) {
     std::string name = table_name_cell(r.key, width);
     const bool timing = r.on_device || api.count(name) > 0;
-    rows.push_back({std::move(name), r.calls, timing});
+    const auto l = launched.find(r.key);
+    rows.push_back({std::move(name), r.calls, timing, false,
+                    r.on_device ? (l == launched.end() ? 0 : l->second) : int64_t{-1}});
   }
   if (s.table)
-    for (const TableLine& shown : *s.table)
+    for (size_t i = 0; i < s.table->size(); ++i)
       for (FullRow& f : rows)
-        if (!f.used && f.name == shown.name && f.calls == shown.calls) {
+        if (!f.used && f.name == (*s.table)[i].name && f.calls == (*s.table)[i].calls) {
           f.used = true;
+          out.shown_launched[i] = f.launched;
           break;
         }
-  return rows;
+  return out;
 }
 
 // Kineto labels a memset or memcpy by its memory kinds: "Memset (Device)", "Memset (Unknown)",
@@ -192,7 +237,14 @@ std::vector<TableDiffRow> compare_tables(const Side& mine, const Side& ref) {
   std::vector<TableDiffRow> out;
   const auto& yours = *mine.table;
   std::vector<bool> used(yours.size(), false);
-  std::vector<FullRow> mine_rest = rows_below_cut(mine), ref_rest = rows_below_cut(ref);
+  TraceRows mine_trace = rows_of_trace(mine), ref_trace = rows_of_trace(ref);
+  std::vector<FullRow>&mine_rest = mine_trace.rows, &ref_rest = ref_trace.rows;
+  // A device row that one side lacks was launched 0 times there, when that side was traced.
+  auto absent = [](TableDiffRow& row) {
+    if (row.learner_calls < 0 && row.learner_traced && row.reference_launched >= 0) row.learner_launched = 0;
+    if (row.reference_calls < 0 && row.reference_traced && row.learner_launched >= 0)
+      row.reference_launched = 0;
+  };
   auto line_name = [](const TableLine& l) -> const std::string& { return l.name; };
   auto full_name = [](const FullRow& f) -> const std::string& { return f.name; };
   auto your_free = [&](size_t i) { return !used[i]; };
@@ -204,8 +256,10 @@ std::vector<TableDiffRow> compare_tables(const Side& mine, const Side& ref) {
         if (f.name == name && f.timing) return true;
     return false;
   };
-  for (const auto& want : *ref.table) {
+  for (size_t j = 0; j < ref.table->size(); ++j) {
+    const TableLine& want = (*ref.table)[j];
     TableDiffRow row{want.name, -1, want.calls};
+    row.reference_launched = ref_trace.shown_launched[j];
     auto i = closest(yours, your_free, want.name, want.calls, false, line_name);
     if (!i) {
       if ((i = closest(yours, your_free, want.name, want.calls, true, line_name)))
@@ -214,25 +268,31 @@ std::vector<TableDiffRow> compare_tables(const Side& mine, const Side& ref) {
     if (i) {
       used[*i] = true;
       row.learner_calls = yours[*i].calls;
+      row.learner_launched = mine_trace.shown_launched[*i];
     } else if (auto f = closest(mine_rest, mine_free, want.name, want.calls, false, full_name)) {
       mine_rest[*f].used = true;
       row.learner_calls = mine_rest[*f].calls;
+      row.learner_launched = mine_rest[*f].launched;
       row.learner_below_cut = true;
     }
     row.timing_dependent = is_timing(want.name);
     row.learner_traced = mine.trace.has_value();
+    absent(row);
     out.push_back(std::move(row));
   }
   for (size_t i = 0; i < yours.size(); ++i) {
     if (used[i]) continue;
     TableDiffRow row{yours[i].name, yours[i].calls, -1};
+    row.learner_launched = mine_trace.shown_launched[i];
     if (auto f = closest(ref_rest, ref_free, yours[i].name, yours[i].calls, false, full_name)) {
       ref_rest[*f].used = true;
       row.reference_calls = ref_rest[*f].calls;
+      row.reference_launched = ref_rest[*f].launched;
       row.reference_below_cut = true;
     }
     row.timing_dependent = is_timing(yours[i].name);
     row.reference_traced = ref.trace.has_value();
+    absent(row);
     out.push_back(std::move(row));
   }
   return out;
@@ -271,8 +331,12 @@ bool TableDiffRow::matches() const {
   if (same()) return true;
   if (!timing_dependent) return false;
   // A row only on one side counts as 0 calls on the other when that side's trace has none.
-  const int64_t mine = learner_calls < 0 && learner_traced ? 0 : learner_calls;
-  const int64_t ref = reference_calls < 0 && reference_traced ? 0 : reference_calls;
+  int64_t mine = learner_calls < 0 && learner_traced ? 0 : learner_calls;
+  int64_t ref = reference_calls < 0 && reference_traced ? 0 : reference_calls;
+  if (launched_known()) {  // device work: only what each window launched
+    mine = learner_launched;
+    ref = reference_launched;
+  }
   if (mine < 0 || ref < 0) return false;
   const int64_t most = std::max(mine, ref);
   const double allowed = std::max(1.0, kTimingCallTolerance * static_cast<double>(most));
@@ -449,6 +513,8 @@ std::string render_compare(const CompareReport& r, Format f) {
       table.push_back({{"name", t.name},
                        {"yours", t.learner_calls},
                        {"reference", t.reference_calls},
+                       {"yours_launched", t.learner_launched},
+                       {"reference_launched", t.reference_launched},
                        {"matches", t.matches()},
                        {"state", row_state(t)}});
     return json{{"chapter", r.chapter},

@@ -255,7 +255,11 @@ std::string dims(const std::array<int, 3>& d) { return fmt::format("[{},{},{}]",
 
 bool is_one_time_event(std::string_view name) {
   // Seen around the first GEMM of a process (lessons.md, "What the H200 shows") and Kineto's
-  // own buffer management. Per-launch occupancy queries are launch_path's business.
+  // own buffer management. Per-launch occupancy queries are launch_path's business: of the
+  // occupancy calls only the two that size a Hopper library's first launch are listed, not
+  // cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, which is what the runtime's generic
+  // query (the cudaOccupancyMaxActiveBlocksPerMultiprocessor template of cuda_runtime.h) calls
+  // and which a kernel may make at every launch (chapter 01's cold GEMM makes it once).
   static constexpr std::string_view kPrefixes[] = {
       // the profiler's buffers and loading the code of the first launch,
       "Activity Buffer Request", "Runtime Triggered Module Loading", "Lazy Function Loading", "cuModuleLoad",

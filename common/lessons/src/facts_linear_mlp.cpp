@@ -169,6 +169,28 @@ std::string measure_work_per_step(const View& v, const FactOptions&, Fact& f) {
   f.data["memcpys_per_step"] = r3(by_class[KClass::Memcpy] / steps);
   f.data["kernel_names"] = names;
   f.data["uniform_kernels"] = distinct_counts.size() <= 1;
+  // The median elementwise kernel, in us: a few KB each in a decode step, timed by their launch
+  // on the GPU, not by their bytes.
+  std::vector<double> ew_us;
+  for (EventIdx d : v.device)
+    if (m.at(d).kind == Kind::Kernel && v.kclass(d) == KClass::Elementwise)
+      ew_us.push_back(us(m.at(d).dur_ns));
+  if (!ew_us.empty()) f.data["elementwise_median_us"] = r3(median(ew_us));
+  // Kernels whose launch call is not in the trace: launched before the window opened (the
+  // schedule's warmup step, a warm-up CUDA graph replay) and still running when it opened. A
+  // table counts them; no step launched them, so the counts above leave them out.
+  int unlaunched = 0, before_window = 0;
+  std::map<std::string, int> unlaunched_by_class;  // "elementwise" -> kernels
+  for (EventIdx i = 0; i < m.trace().events.size(); ++i) {
+    const Event& e = m.at(i);
+    if (e.kind != Kind::Kernel || m.launcher(i)) continue;
+    ++unlaunched;
+    if (!m.steps().empty() && e.start_ns < m.steps().front().start_ns) ++before_window;
+    unlaunched_by_class[std::string(class_name(v.kclass(i)))]++;
+  }
+  f.data["unlaunched_kernels"] = unlaunched;
+  f.data["unlaunched_before_window"] = before_window;
+  f.data["unlaunched_by_class"] = unlaunched_by_class;
   launch_calls_per_step(m, f);
   f.value = fmt::format(
       "{:.1f} kernels per step: {:.1f} GEMM + {:.1f} elementwise + {:.1f} other; "

@@ -165,7 +165,14 @@ double resolve_trace(const fs::path& p, const std::map<std::string, std::string>
   if (nth < 1 || static_cast<size_t>(nth) > hits.size())
     throw FigureError("no event '" + it->second + "' #" + std::to_string(nth) + " (" +
                       std::to_string(hits.size()) + " found)");
-  return static_cast<double>(hits[static_cast<size_t>(nth - 1)]->dur_ns) / 1e3;
+  const Event& e = *hits[static_cast<size_t>(nth - 1)];
+  const std::string value = kv.count("value") ? kv.at("value") : "dur";
+  if (value == "cbid") {
+    if (e.cbid < 0) throw FigureError("event '" + it->second + "' #" + std::to_string(nth) + " has no cbid");
+    return static_cast<double>(e.cbid);
+  }
+  if (value != "dur") throw FigureError("a trace selector's value= is dur or cbid, not '" + value + "'");
+  return static_cast<double>(e.dur_ns) / 1e3;
 }
 
 struct Ref {

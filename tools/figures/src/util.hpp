@@ -42,10 +42,11 @@ inline bool ends_with(std::string_view s, std::string_view suf) {
   return s.size() >= suf.size() && s.substr(s.size() - suf.size()) == suf;
 }
 
-// Where a reference's file lives: expected_output/<platform>/... or docs/...
+// Where a reference's file lives: expected_output/<platform>/..., docs/... or a second
+// recording's lessons and tables, tests/data/reruns/<platform>/...
 inline std::filesystem::path source_path(const std::filesystem::path& root, const std::string& file) {
   if (file.find("..") != std::string::npos) throw FigureError("'..' in a source path: " + file);
-  if (starts_with(file, "docs/")) return root / file;
+  if (starts_with(file, "docs/") || starts_with(file, "tests/data/reruns/")) return root / file;
   return root / "expected_output" / file;
 }
 

@@ -79,6 +79,9 @@ struct Event {
   bool is_async = false;
   std::optional<KernelInfo> kernel;  // kernels only, when the trace recorded it
   int64_t bytes = -1;                // memcpy / memset payload, -1: not recorded
+  // Runtime / driver calls: CUPTI's callback id ("cbid"; cupti_runtime_cbid.h names them), the
+  // one clue to a call Kineto names "INVALID" (chapter 01's cold run). -1: not recorded.
+  int64_t cbid = -1;
   // record_shapes: the op's input shapes as Python's table prints them (str(input_shapes):
   // "[[64, 64], [], [128]]"; a non-tensor input, or a list of tensors, is "[]"). "": not recorded.
   std::string input_shapes;

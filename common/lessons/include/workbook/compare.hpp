@@ -52,8 +52,17 @@ struct TableDiffRow {
   // The side's trace was searched for the row: -1 calls there means none at all (0).
   bool learner_traced = false, reference_traced = false;
   std::string learner_name;  // set when yours names the same row otherwise ("Memset (Unknown)")
+  // Device rows, where the side's trace was read and its table line is the trace's row: how
+  // many of the calls were launched inside the window (their runtime or driver call, by CUPTI
+  // correlation id, is in the trace); -1 otherwise. A table also counts the kernels of a CUDA
+  // graph replay launched before the window and still running when it opened: how many depends
+  // on how far the GPU trailed the CPU (chapter 10's graph: 143 in the recording, 34 of them
+  // with no launch in its trace).
+  int64_t learner_launched = -1, reference_launched = -1;
+  bool launched_known() const { return learner_launched >= 0 && reference_launched >= 0; }
   bool same() const { return learner_calls == reference_calls; }
-  // same(), or a timing-dependent row within kTimingCallTolerance (or 1 call) of the reference.
+  // same(), or a timing-dependent row within kTimingCallTolerance (or 1 call) of the reference;
+  // for a device row with launched_known(), the launched counts are compared, not the table's.
   bool matches() const;
 };
 // Timing-dependent rows match when their counts differ by at most this share of the larger (or

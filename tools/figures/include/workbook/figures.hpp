@@ -28,13 +28,14 @@
 // placeholder in a `code span` (on one line): an example, shown as written.
 //
 // FILE lives under expected_output/ (a reference that starts with a platform folder, "h200/...",
-// "cpu/...") or under docs/ ("docs/..."). Selectors:
+// "cpu/..."), under docs/ ("docs/...") or among a second run's lessons and tables
+// ("tests/data/reruns/h200-run2/..."). Selectors:
 //   *.json   a JSON pointer whose segments may pick an array element by a field:
 //            /facts[id=step_widths]/data/steps[step=2]/width_us. In lessons.json and
 //            comparison.json a selector that does not start with '/' starts with a fact id:
 //            step_widths/data/first_us == /facts[id=step_widths]/data/first_us.
-//   trace*.json with "event=NAME[;nth=K][;on=cpu|gpu]": the duration (us) of the K-th event
-//            of that name (the Kineto trace itself).
+//   trace*.json with "event=NAME[;nth=K][;on=cpu|gpu][;value=dur|cbid]": the duration (us) of
+//            the K-th event of that name (the Kineto trace itself), or its CUPTI callback id.
 //   *.txt    "row=NAME;col=COLUMN[;nth=K]": a cell of a key_averages table (us; a footer
 //            "Self CPU time total" is a row too); "re=REGEX": the first capture group of the
 //            first match (ECMAScript; write \s, not a space).
