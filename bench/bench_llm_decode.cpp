@@ -9,8 +9,9 @@
 // Figures are medians over --repeats generations (each: prefill, then the decode steps, timed
 // from the first decode step to a device synchronize after the last). A step reads every weight
 // once whatever B is, and does B times the FLOPs: while the step is bandwidth-bound its time stays
-// flat as B grows (run it at --batch 1, 8, 64 and compare ms/step). On a CPU (no CUDA device, or
-// --device cpu) only eager runs: a smoke test, no peak known.
+// flat as B grows (run it at --batch 1, 8 and 64 and compare the time per step: "ms/token" at
+// batch 1, where a step is one token, "ms/step" above). On a CPU (no CUDA device, or --device
+// cpu) only eager runs: a smoke test, no peak known.
 #include <torch/types.h>
 
 #include <algorithm>
@@ -278,6 +279,8 @@ int main(int argc, char** argv) {
   const double e = rows.front().second;
   const double gf = rows.size() == 3 ? rows[2].second : 0;
   const double b = static_cast<double>(batch);
+  // A step is B tokens. At batch 1 it is one token: "ms/token", as the recorded batch-1 outputs read.
+  const char* unit = batch == 1 ? "ms/token" : "ms/step";
   std::printf(
       "bench_llm_decode: %s (%.3f B parameters), batch %lld, %lld new tokens after a %lld-token prompt, %s, "
       "%s\n",
@@ -285,9 +288,9 @@ int main(int argc, char** argv) {
       static_cast<long long>(new_tokens), static_cast<long long>(prompt), cuda ? "bf16" : "fp32",
       cuda ? (device_name.empty() ? "unnamed GPU" : device_name.c_str()) : "CPU");
   std::printf(
-      "  copy bandwidth %.0f GB/s; weights read per step %.3f GB; bound %.3f ms/step (%.0f tokens/s at batch "
+      "  copy bandwidth %.0f GB/s; weights read per step %.3f GB; bound %.3f %s (%.0f tokens/s at batch "
       "%lld)\n",
-      bw_gbps, nk.weight_bytes / 1e9, bound_ms, 1e3 / bound_ms * b, static_cast<long long>(batch));
+      bw_gbps, nk.weight_bytes / 1e9, bound_ms, unit, 1e3 / bound_ms * b, static_cast<long long>(batch));
   // The napkin math: bytes and FLOPs per step, the intensity against the ridge point.
   std::printf(
       "  napkin per step: weights %.3f GB (read once per step whatever the batch), KV cache %.3f GB (%lld x "
@@ -330,15 +333,14 @@ int main(int argc, char** argv) {
       "64 is "
       "the sign; ms/step growing with the batch, the step turning compute-bound\n");
   for (const auto& [name, ms] : rows) {
-    std::printf("  %-17s %8.3f ms/step  %8.1f tokens/s  %5.1f%% of the bound", name.c_str(), ms, 1e3 / ms * b,
-                100 * bound_ms / ms);
+    std::printf("  %-17s %8.3f %s  %8.1f tokens/s  %5.1f%% of the bound", name.c_str(), ms, unit,
+                1e3 / ms * b, 100 * bound_ms / ms);
     if (name != "C++ eager") std::printf("  (%.2fx eager)", e / ms);
     std::printf("\n");
   }
   for (const auto& [name, ms] : steps)
-    std::printf(
-        "  C++ kernels, %-9s %8.3f ms/step  %8.1f tokens/s  %5.1f%% of the bound  (%.2fx graph_fused)\n",
-        name.c_str(), ms, 1e3 / ms, 100 * bound_ms / ms, gf > 0 ? gf / ms : 0.0);
+    std::printf("  C++ kernels, %-9s %8.3f %s  %8.1f tokens/s  %5.1f%% of the bound  (%.2fx graph_fused)\n",
+                name.c_str(), ms, unit, 1e3 / ms, 100 * bound_ms / ms, gf > 0 ? gf / ms : 0.0);
   for (const auto& s : skipped) std::printf("  skipped: %s\n", s.c_str());
 
   if (!json_path.empty()) {

@@ -300,9 +300,10 @@ def main():
                 return out
             say(f"timing {mode}...")
             res[f"py_{key}_ms"] = timed(compiled_step)
+    unit = "ms/token" if a.batch == 1 else "ms/step"  # a step is B tokens: one at batch 1
     print(f"bench_llm_decode.py: {a.config}, batch {a.batch}, {a.new_tokens} new tokens after a {a.prompt}-token prompt, "
           f"{'bf16' if elem == 2 else 'fp32'}, {device_name or 'CPU'}, torch {torch.__version__}")
-    print(f"  copy bandwidth {bw:.0f} GB/s; weights read per step {read / 1e9:.3f} GB; bound {bound_ms:.3f} ms/step "
+    print(f"  copy bandwidth {bw:.0f} GB/s; weights read per step {read / 1e9:.3f} GB; bound {bound_ms:.3f} {unit} "
           f"({1e3 / bound_ms * a.batch:.0f} tokens/s at batch {a.batch})")
     print_napkin(nk, a.batch, mean_pos, bound_ms, peak, f"GPU '{device_name}' is not in {PEAKS.name}" if device_name
                  else "CPU")
@@ -310,7 +311,7 @@ def main():
                     ("py_max_autotune_ms", "Python max-autotune")):
         if k in res:
             res[k.replace("_ms", "_tokens_per_s")] = 1e3 / res[k] * a.batch
-            print(f"  {name:24s} {res[k]:8.3f} ms/step  {1e3 / res[k] * a.batch:8.1f} tokens/s  "
+            print(f"  {name:24s} {res[k]:8.3f} {unit}  {1e3 / res[k] * a.batch:8.1f} tokens/s  "
                   f"{100 * bound_ms / res[k]:5.1f}% of the bound")
     for s in skipped:
         print(f"  skipped: {s}")
