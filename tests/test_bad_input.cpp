@@ -445,7 +445,7 @@ TEST_CASE("./workbook VERB --help prints that verb's help and does no work", "[b
 // CPU at batch 2 and batch 1: the batch reaches the output and the JSON, and chapter 11's M = 1
 // kernels are skipped at batch 2 only.
 TEST_CASE("bench_llm_decode: bad --batch exits 2 before any work; the batch reaches the output",
-          "[bench][bad_input][cpu]") {
+          "[tools][bench][bad_input][cpu]") {
   const fs::path program = proc::build_dir() / "bench" / "bench_llm_decode";
   if (!fs::exists(program)) SKIP("bench_llm_decode not built");
   const fs::path dir = proc::scratch("bad_input_bench_llm_decode");
