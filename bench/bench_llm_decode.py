@@ -311,8 +311,10 @@ def main():
                     ("py_max_autotune_ms", "Python max-autotune")):
         if k in res:
             res[k.replace("_ms", "_tokens_per_s")] = 1e3 / res[k] * a.batch
+            ck = "compile_" + k[3:-3] + "_s"
             print(f"  {name:24s} {res[k]:8.3f} {unit}  {1e3 / res[k] * a.batch:8.1f} tokens/s  "
-                  f"{100 * bound_ms / res[k]:5.1f}% of the bound")
+                  f"{100 * bound_ms / res[k]:5.1f}% of the bound"
+                  + (f"  (compiled in {res[ck]:.0f} s)" if ck in res else ""))
     for s in skipped:
         print(f"  skipped: {s}")
     if a.json:

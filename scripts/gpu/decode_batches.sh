@@ -2,18 +2,21 @@
 # The LLM decode bench at batch 1, 8 and 64 on the H200, both sides: bench/bench_llm_decode (C++
 # eager, CUDA graph, graph fused; chapter 11's kernels at batch 1 only) and
 # bench/bench_llm_decode.py (Python eager, torch.compile reduce-overhead, and max-autotune when
-# asked), each at the 1b config, a 512-token prompt, 64 new tokens, --repeats 5, one batch after
-# the other. Each run prints the step's napkin math: weight bytes per step (read once whatever
-# the batch), FLOPs per step, the intensity against the H200's ridge point, the batch at which
-# the step would turn compute-bound. Measured ms/step staying flat from batch 1 to 64 is the
-# sign of a bandwidth-bound step.
+# asked), each at the 1b config, a 512-token prompt, 64 new tokens, --repeats 5: the C++ side at
+# every batch, then the Python side. Each run prints the step's napkin math: weight bytes per
+# step (read once whatever the batch), FLOPs per step, the intensity against the H200's ridge
+# point, the batch at which the step would turn compute-bound. Measured time per step staying
+# flat from batch 1 to 64 is the sign of a bandwidth-bound step.
 #
 # Here, once:   scripts/device-deps.sh                      (writes .deps/: the Debian C++ deps)
-# Device call:  run(command="BUILD_DIR=build scripts/gpu/decode_batches.sh", carry=[".deps"], kind="nvidia-h200")
-#   It builds bench_llm_decode into $BUILD_DIR first when it is not built there (./workbook build
-#   --target bench_llm_decode: configure + LibTorch's precompiled header + the target; SKIP_BUILD=1
-#   skips it). Already built (a warm machine, or an earlier call):
-#           run(command="SKIP_BUILD=1 BUILD_DIR=build scripts/gpu/decode_batches.sh", carry=[".deps"])
+# Device calls (two, so that the build's minutes do not come out of the runs' 10):
+#   1. run(command="BUILD_DIR=build ./workbook build --target bench_llm_decode", carry=[".deps"], kind="nvidia-h200")
+#   2. run(command="SKIP_BUILD=1 BUILD_DIR=build scripts/gpu/decode_batches.sh", carry=[".deps"], kind="nvidia-h200")
+#   build/ is ignored by git, so the second call on the same (warm) machine finds the first's build.
+#   In one call instead: run(command="BUILD_DIR=build scripts/gpu/decode_batches.sh", carry=[".deps"]):
+#   without SKIP_BUILD=1 the script builds bench_llm_decode first (./workbook build --target
+#   bench_llm_decode: configure, LibTorch's precompiled header, the target) inside the same budget,
+#   and the Python runs at the end are the ones a slow build leaves out.
 #
 # Time: one device call is at most 10 minutes, and the whole script keeps to TIME_BUDGET seconds
 # (default 560): every run gets a timeout of what is left, and a run that does not fit is listed
@@ -90,14 +93,20 @@ run_one() {
 
 common=(--config 1b --prompt 512 --new-tokens 64 --repeats 5 --device cuda)
 [ "${SMOKE:-0}" = 1 ] && common=(--config tiny --prompt 16 --new-tokens 4 --repeats 1 --device cpu)
-for b in $BATCHES; do
-  [ "${SKIP_CPP:-0}" = 1 ] || run_one "cpp_batch$b" "$bin" "${common[@]}" --batch "$b" --json "$stage/raw/cpp_batch$b.json"
-  if [ "${SKIP_PY:-0}" != 1 ]; then
-    py=(); [ "${MAX_AUTOTUNE:-0}" = 1 ] || py+=(--no-max-autotune)
+# The C++ side first, every batch (well under a minute each), then the Python side, whose
+# compiles take most of the time: a budget cut then costs a Python batch, never a C++ one.
+if [ "${SKIP_CPP:-0}" != 1 ]; then
+  for b in $BATCHES; do
+    run_one "cpp_batch$b" "$bin" "${common[@]}" --batch "$b" --json "$stage/raw/cpp_batch$b.json"
+  done
+fi
+if [ "${SKIP_PY:-0}" != 1 ]; then
+  py=(); [ "${MAX_AUTOTUNE:-0}" = 1 ] || py+=(--no-max-autotune)
+  for b in $BATCHES; do
     run_one "py_batch$b" "$PY" bench/bench_llm_decode.py "${common[@]}" --batch "$b" "${py[@]}" \
       --json "$stage/raw/py_batch$b.json"
-  fi
-done
+  done
+fi
 
 # The table: one row per side and batch, from the runs' --json; then each side's ms/step at the
 # largest batch over its ms/step at batch 1 (about 1x: the step stayed bandwidth-bound).
