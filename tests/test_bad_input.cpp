@@ -438,3 +438,70 @@ TEST_CASE("./workbook VERB --help prints that verb's help and does no work", "[b
     }
   fs::remove_all(dir);
 }
+
+// bench/bench_llm_decode: --batch and the other flags are checked before the model is built (its
+// first progress line on stderr says "building the model"), exit 2 naming the flag; a batch
+// whose KV cache cannot fit is refused with the bytes. The control runs the tiny model on the
+// CPU at batch 2 and batch 1: the batch reaches the output and the JSON, and chapter 11's M = 1
+// kernels are skipped at batch 2 only.
+TEST_CASE("bench_llm_decode: bad --batch exits 2 before any work; the batch reaches the output",
+          "[tools][bench][bad_input][cpu]") {
+  const fs::path program = proc::build_dir() / "bench" / "bench_llm_decode";
+  if (!fs::exists(program)) SKIP("bench_llm_decode not built");
+  const fs::path dir = proc::scratch("bad_input_bench_llm_decode");
+  const fs::path json = dir / "never.json";
+  std::vector<Row> rows = {
+      {"batch zero", {"--batch", "0"}, {"--batch", "out of range"}},
+      {"negative batch", {"--batch", "-8"}, {"--batch"}},
+      {"batch not a number", {"--batch", "many"}, {"--batch", "not a whole number"}},
+      {"batch beyond the range", {"--batch", "5000"}, {"--batch", "out of range"}},
+      {"batch beyond int64", {"--batch", "99999999999999999999"}, {"--batch"}},
+      // 4096 x 12296 positions of the 1b model's fp32 KV cache: about 2.3 TB, refused with the bytes.
+      {"KV cache too big for memory",
+       {"--config", "1b", "--batch", "4096", "--prompt", "8192", "--new-tokens", "4096"},
+       {"--batch", "KV cache", "available"}},
+      {"prompt zero", {"--prompt", "0"}, {"--prompt"}},
+      {"one new token", {"--new-tokens", "1"}, {"--new-tokens"}},
+      {"repeats zero", {"--repeats", "0"}, {"--repeats"}},
+      {"unknown config", {"--config", "7b"}, {"--config", "tiny"}},
+      {"unknown device", {"--device", "tpu"}, {"--device"}},
+      {"unknown flag", {"--no-such-flag"}, {"no-such-flag"}},
+  };
+  if (!wb::have_cuda_device())
+    rows.push_back({"--device cuda without a GPU", {"--device", "cuda"}, {"--device cuda"}});
+  for (const Row& row : rows) {
+    std::vector<std::string> args = row.args;
+    if (!names_flag(args, "--device")) args.insert(args.end(), {"--device", "cpu"});
+    if (!names_flag(args, "--config")) args.insert(args.end(), {"--config", "tiny"});
+    args.insert(args.end(), {"--json", json.string()});
+    const proc::Exit r = proc::run(program, args, 60);
+    INFO(row.what << "\nstderr: " << r.err);
+    CHECK(row_problem(row, r, {}) == "");
+    CHECK(r.err.find("building the model") == std::string::npos);  // refused before any work
+    CHECK(r.out.empty());
+    CHECK_FALSE(fs::exists(json));
+    fs::remove(json);  // each row on its own
+  }
+  const proc::Exit help = proc::run(program, {"--help"}, 60);
+  CHECK(help.code == 0);
+  CHECK_THAT(help.out, ContainsSubstring("--batch") && ContainsSubstring("--prompt"));
+
+  // The control: valid runs do the work; the same checks fail on them.
+  for (const int64_t batch : {2, 1}) {
+    const fs::path out = dir / ("batch" + std::to_string(batch) + ".json");
+    const proc::Exit r =
+        proc::run(program,
+                  {"--device", "cpu", "--config", "tiny", "--batch", std::to_string(batch), "--prompt", "8",
+                   "--new-tokens", "2", "--repeats", "1", "--json", out.string()},
+                  120);
+    INFO("batch " << batch << "\nstdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.code == 0);
+    CHECK(row_problem(rows.front(), r, {}) != "");
+    CHECK(r.err.find("building the model") != std::string::npos);
+    CHECK_THAT(r.out, ContainsSubstring("batch " + std::to_string(batch) + ", 2 new tokens"));
+    CHECK_THAT(r.out, ContainsSubstring("C++ eager") && ContainsSubstring("no peak known"));
+    CHECK((r.out.find("M = 1 GEMVs") != std::string::npos) == (batch > 1));
+    CHECK_THAT(proc::slurp(out), ContainsSubstring("\"batch\": " + std::to_string(batch) + ","));
+  }
+  fs::remove_all(dir);
+}
