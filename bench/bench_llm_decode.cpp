@@ -31,46 +31,13 @@
 #include "llm_graph.hpp"
 #include "workbook/cli.hpp"       // wb::parse_flags, wb::whole_number
 #include "workbook/peaks.hpp"     // wb::find_peak: the device's bf16 TFLOP/s and HBM TB/s
-#include "workbook/profiler.hpp"  // wb::synchronize_device, wb::cuda_available
+#include "workbook/profiler.hpp"  // wb::synchronize_device, wb::cuda_available, wb::bytes_available
 #include "workbook/stats.hpp"     // wb::median
-
-#ifdef WORKBOOK_WITH_CUDA
-#include <cuda_runtime_api.h>  // the device's name and free memory, before any work
-#endif
 
 namespace {
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-std::string gpu_name() {
-#ifdef WORKBOOK_WITH_CUDA
-  int dev = 0;
-  cudaDeviceProp prop{};
-  if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess)
-    return prop.name;
-  cudaGetLastError();
-#endif
-  return "";
-}
-
-// Bytes a new allocation can get: the GPU's free memory, or the host's MemAvailable. < 0: unknown.
-double bytes_available(bool cuda) {
-  if (cuda) {
-#ifdef WORKBOOK_WITH_CUDA
-    size_t free_b = 0, total_b = 0;
-    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) return static_cast<double>(free_b);
-    cudaGetLastError();
-#endif
-    return -1;
-  }
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key, rest;
-  double kib = 0;
-  while (meminfo >> key >> kib && std::getline(meminfo, rest))
-    if (key == "MemAvailable:") return kib * 1024;
-  return -1;
 }
 
 // The napkin math of one decode step at batch B (every figure per step, B tokens).
@@ -164,7 +131,8 @@ int main(int argc, char** argv) {
     const double weights = static_cast<double>(llm::parameters(cfg)) * elem;
     const double copy = cuda ? 2.0 * (int64_t{1} << 29) * 2 : 2.0 * (int64_t{1} << 24) * 4;
     const double need = weights + kv + copy;  // one cache at a time (each side frees its own)
-    const double avail = bytes_available(cuda);
+    std::string source;                       // where the figure comes from (not printed here)
+    const double avail = wb::bytes_available(cuda, source);
     if (avail >= 0 && need > avail) {
       char msg[400];
       std::snprintf(msg, sizeof msg,
@@ -184,7 +152,7 @@ int main(int argc, char** argv) {
   const auto dtype = cuda ? torch::kBFloat16 : torch::kFloat;
   const int elem_bytes = cuda ? 2 : 4;
   const auto opts = torch::TensorOptions().dtype(dtype).device(dev);
-  const std::string device_name = cuda ? gpu_name() : "";
+  const std::string device_name = cuda ? wb::cuda_device_name() : "";
   std::fprintf(stderr, "bench_llm_decode: %s at batch %lld on %s: building the model...\n", cfg.name.c_str(),
                static_cast<long long>(batch),
                cuda ? (device_name.empty() ? "a GPU" : device_name.c_str()) : "the CPU");

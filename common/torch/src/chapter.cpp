@@ -13,10 +13,6 @@
 #include <ATen/Parallel.h>  // set_num_threads
 #include <torch/cuda.h>     // torch::cuda::is_available
 
-#ifdef WORKBOOK_WITH_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
 #include "workbook/fs_util.hpp"
 #include "workbook/log.hpp"
 #include "workbook/compare.hpp"
@@ -75,59 +71,6 @@ std::string bytes_text(double b) {
   return os.str();
 }
 
-// What a new allocation can get on the host without swapping or the OOM killer: MemAvailable
-// (free + reclaimable cache), lowered to a cgroup v2 limit (containers) when there is one.
-// Negative when unknown.
-double host_bytes_available(std::string& source) {
-  double avail = -1;
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key, rest;
-  double kib = 0;
-  while (meminfo >> key >> kib && std::getline(meminfo, rest))
-    if (key == "MemAvailable:") {
-      avail = kib * 1024;
-      source = "host memory: MemAvailable";
-      break;
-    }
-  if (avail < 0) {
-    const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0) {
-      avail = static_cast<double>(pages) * static_cast<double>(page);
-      source = "host memory: free pages";
-    }
-  }
-  std::ifstream max_f("/sys/fs/cgroup/memory.max"), cur_f("/sys/fs/cgroup/memory.current");
-  double max = 0, cur = 0;  // memory.max is "max" without a limit: the read fails, no change
-  if (max_f >> max && cur_f >> cur && (avail < 0 || max - cur < avail)) {
-    avail = max - cur;
-    source = "this container's limit: memory.max - memory.current";
-  }
-  return avail;
-}
-
-double cuda_bytes_available(std::string& source) {
-#ifdef WORKBOOK_WITH_CUDA
-  size_t free_b = 0, total_b = 0;
-  if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
-    source = "GPU memory: cudaMemGetInfo, free of " + std::to_string(total_b) + " bytes";
-    return static_cast<double>(free_b);
-  }
-  cudaGetLastError();  // clear the error; the allocator will report it
-#endif
-  (void)source;
-  return -1;
-}
-
-std::string cuda_device_name() {
-#ifdef WORKBOOK_WITH_CUDA
-  int dev = 0;
-  cudaDeviceProp prop{};
-  if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess)
-    return prop.name;
-  cudaGetLastError();
-#endif
-  return "";
-}
 }  // namespace
 
 Chapter::~Chapter() = default;  // here, where CLI::App is a complete type
@@ -317,7 +260,7 @@ Run::Run(const Chapter& ch, ChapterConfig cfg) : ch_(ch), cfg_(std::move(cfg)) {
     const double n = static_cast<double>(cfg_.size), batch = static_cast<double>(cfg_.batch);
     const double need = 5.0 * batch * n * n * dtype_bytes();
     std::string where;
-    const double avail = device_.is_cuda() ? cuda_bytes_available(where) : host_bytes_available(where);
+    const double avail = bytes_available(device_.is_cuda(), where);
     if (avail >= 0 && need > avail)
       throw UsageError("--size " + std::to_string(cfg_.size) + ": x, w, b and the two results (5 x " +
                        (cfg_.batch > 1 ? std::to_string(cfg_.batch) + " x " : std::string()) + "N x N x " +
@@ -338,7 +281,7 @@ Run::Run(const Chapter& ch, ChapterConfig cfg) : ch_(ch), cfg_(std::move(cfg)) {
   if (cfg_.compare) {
     std::string platform = cfg_.platform, reason = "your --platform";
     if (platform.empty() && device_.is_cuda()) {
-      const std::string gpu = cuda_device_name();
+      const std::string gpu = wb::cuda_device_name();
       platform = gpu.empty() ? "unknown-gpu" : platform_key(gpu);
       reason = "this run's GPU: " + (gpu.empty() ? std::string("name unknown") : gpu);
     } else if (platform.empty()) {

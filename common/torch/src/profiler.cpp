@@ -5,6 +5,10 @@
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/cuda.h>
 
+#ifdef WORKBOOK_WITH_CUDA
+#include <cuda_runtime_api.h>  // the device's name and free memory, before any work
+#endif
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -34,6 +38,66 @@ namespace tp = torch::autograd::profiler;
 namespace ti = torch::profiler::impl;
 
 bool cuda_available() { return torch::cuda::is_available(); }
+
+namespace {
+// What a new allocation can get on the host without swapping or the OOM killer: MemAvailable
+// (free + reclaimable cache), lowered to a cgroup v2 limit (containers) when there is one.
+// Negative when unknown.
+double host_bytes_available(std::string& source) {
+  double avail = -1;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, rest;
+  double kib = 0;
+  while (meminfo >> key >> kib && std::getline(meminfo, rest))
+    if (key == "MemAvailable:") {
+      avail = kib * 1024;
+      source = "host memory: MemAvailable";
+      break;
+    }
+  if (avail < 0) {
+    const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) {
+      avail = static_cast<double>(pages) * static_cast<double>(page);
+      source = "host memory: free pages";
+    }
+  }
+  std::ifstream max_f("/sys/fs/cgroup/memory.max"), cur_f("/sys/fs/cgroup/memory.current");
+  double max = 0, cur = 0;  // memory.max is "max" without a limit: the read fails, no change
+  if (max_f >> max && cur_f >> cur && (avail < 0 || max - cur < avail)) {
+    avail = max - cur;
+    source = "this container's limit: memory.max - memory.current";
+  }
+  return avail;
+}
+
+double cuda_bytes_available(std::string& source) {
+#ifdef WORKBOOK_WITH_CUDA
+  size_t free_b = 0, total_b = 0;
+  if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+    source = "GPU memory: cudaMemGetInfo, free of " + std::to_string(total_b) + " bytes";
+    return static_cast<double>(free_b);
+  }
+  cudaGetLastError();  // clear the error; the allocator will report it
+#endif
+  (void)source;
+  return -1;
+}
+}  // namespace
+
+double bytes_available(bool cuda, std::string& source) {
+  return cuda ? cuda_bytes_available(source) : host_bytes_available(source);
+}
+
+std::string cuda_device_name() {
+#ifdef WORKBOOK_WITH_CUDA
+  int dev = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess)
+    return prop.name;
+  cudaGetLastError();
+#endif
+  return "";
+}
 
 void synchronize_device() {
   if (cuda_available()) torch::cuda::synchronize();

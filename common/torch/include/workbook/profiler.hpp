@@ -218,5 +218,11 @@ Trace trace_from_result(const torch::autograd::profiler::ProfilerResult& result)
 bool cuda_available();
 // Blocks until the current CUDA device is idle (no-op without CUDA).
 void synchronize_device();
+// The current CUDA device's name ("" without CUDA or a device), read before any work.
+std::string cuda_device_name();
+// Bytes a new allocation can get, and where that figure comes from (`source`): on the GPU its
+// free memory (cudaMemGetInfo); on the host MemAvailable (free pages without /proc), lowered to a
+// cgroup v2 limit (containers) when there is one. Negative when unknown.
+double bytes_available(bool cuda, std::string& source);
 
 }  // namespace wb
