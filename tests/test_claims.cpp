@@ -428,13 +428,7 @@ RerunVerdicts judge_on_rerun(const fs::path& run_dir, const std::string& platfor
     bool has_keys = true;
     for (const auto& cond : pattern.all) {
       try {
-        const json::json_pointer ptr(cond.key);
-        bool zero = false;  // a count the fact writes only when nonzero (its "zero_when_absent")
-        for (const auto& parent : it->data.value("zero_when_absent", json::array()))
-          zero =
-              zero || (parent.is_string() && ptr.parent_pointer().to_string() == parent.get<std::string>() &&
-                       it->data.contains(ptr.parent_pointer()));
-        has_keys = has_keys && (it->data.contains(ptr) || zero);
+        has_keys = has_keys && !wb::fact_value(*it, cond.key).is_null();
       } catch (const json::exception&) {
         has_keys = false;
       }

@@ -150,6 +150,17 @@ bool no_peak_known(const Trace& trace, const Fact& f) {
 
 }  // namespace
 
+json fact_value(const Fact& f, const std::string& key) {
+  const json::json_pointer ptr(key);
+  if (f.data.contains(ptr)) return f.data.at(ptr);
+  if (f.data.contains("zero_when_absent"))  // a count the trace never saw is 0
+    for (const auto& parent : f.data["zero_when_absent"])
+      if (parent.is_string() && ptr.parent_pointer().to_string() == parent.get<std::string>() &&
+          f.data.contains(ptr.parent_pointer()))
+        return 0.0;  // as the counts the fact wrote (per-step averages)
+  return nullptr;
+}
+
 Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& problem) {
   f.pattern = p;
   if (!f.measured) {
@@ -195,15 +206,7 @@ Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& 
       applied_for.push_back(c.device);
     json have;
     try {
-      const json::json_pointer ptr(c.key);
-      if (f.data.contains(ptr)) {
-        have = f.data.at(ptr);
-      } else if (f.data.contains("zero_when_absent")) {  // a count the trace never saw is 0
-        for (const auto& parent : f.data["zero_when_absent"])
-          if (parent.is_string() && ptr.parent_pointer().to_string() == parent.get<std::string>() &&
-              f.data.contains(ptr.parent_pointer()))
-            have = 0.0;  // as the counts the fact wrote (per-step averages)
-      }
+      have = fact_value(f, c.key);
     } catch (const json::exception&) {
       failed.push_back(fmt::format("bad key '{}' in the pattern", c.key));
       continue;

@@ -160,6 +160,11 @@ Fact compute_fact(std::string_view id, const TraceModel& m, const FactOptions& o
 // Re-judges a measured fact against another pattern (status, verdict, pattern). `problem`
 // decides the conditions marked only_n (n == 0: unknown, judge them all).
 Fact apply_pattern(Fact f, const Pattern& p, const Trace& trace, const Problem& problem = {});
+// The value a pattern's condition reads at `key` (a JSON pointer, "/calls/aten::add") in the
+// fact's data: null when the fact did not write it, 0 for a count under one of the fact's
+// "zero_when_absent" parents (a count the trace never saw). Throws nlohmann::json::exception
+// for a malformed key.
+nlohmann::json fact_value(const Fact& f, const std::string& key);
 
 // ---- chapter specs -------------------------------------------------------------------
 struct Expectation {
