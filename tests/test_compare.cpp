@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
-#include <zlib.h>
 
 #include "lessons_fixtures.hpp"
+#include "gunzip.hpp"  // gunzip_file
 #include "process.hpp"
 #include "workbook/compare.hpp"
 #include "workbook/table.hpp"
@@ -339,17 +339,6 @@ TEST_CASE("compare: a row below one table's cut is counted in that side's trace"
 // table written the way a chapter writes it. Its table counts are far from the recording's; the
 // kernels each window launched are the same, and --compare compares those.
 namespace {
-std::string gunzip_file(const fs::path& p) {
-  gzFile f = gzopen(p.string().c_str(), "rb");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[1 << 16];
-  int n = 0;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  gzclose(f);
-  return out;
-}
-
 // The recorded graph trace without the device work whose launch is not in it (and without
 // `also_drop`'s launches and their work): a run folder with its trace, table and lessons.json.
 void graph_run_without_drained(const fs::path& dir, const std::set<int64_t>& also_drop = {}) {

@@ -57,6 +57,18 @@ const std::vector<Gpu> kOthers = {
     {"unknown", "Acme Accelerator X1", 12, 0, 96, 34359738368LL},
 };
 
+// Trace `t` with its devices' properties rewritten as GPU `g`'s (the events stay as recorded).
+wb::Trace relabelled(wb::Trace t, const Gpu& g) {
+  for (auto& d : t.devices) {
+    d.name = g.name;
+    d.compute_major = g.major;
+    d.compute_minor = g.minor;
+    d.num_sms = g.sms;
+    d.total_global_mem = g.mem;
+  }
+  return t;
+}
+
 // The report of recording `key`, its devices as recorded (gpu == nullptr) or relabelled.
 std::optional<wb::LessonsReport> judge(const std::string& key, const Gpu* gpu) {
   const fs::path dir = kH200 / key;
@@ -65,17 +77,7 @@ std::optional<wb::LessonsReport> judge(const std::string& key, const Gpu* gpu) {
   const fs::path trace_path = recorded_file(dir, "trace.json");
   if (recorded.is_discarded() || !spec || trace_path.empty()) return std::nullopt;
   wb::FactOptions o = wb::lessons_from_json(recorded).options;
-  auto relabel = [&](wb::Trace t) {
-    if (gpu)
-      for (auto& d : t.devices) {
-        d.name = gpu->name;
-        d.compute_major = gpu->major;
-        d.compute_minor = gpu->minor;
-        d.num_sms = gpu->sms;
-        d.total_global_mem = gpu->mem;
-      }
-    return t;
-  };
+  auto relabel = [&](wb::Trace t) { return gpu ? relabelled(std::move(t), *gpu) : t; };
   const wb::Trace trace = relabel(wb::read_trace(trace_path));
   const wb::TraceModel model(trace);
   std::optional<wb::Trace> ref_trace;
@@ -119,14 +121,7 @@ int failing_keyed_to(const wb::Fact& f, const Gpu& g) {
 // cuBLAS's Ampere one (ampere_bf16_s16816gemm...), launched by cudaLaunchKernel after a
 // cudaOccupancyMaxActiveBlocksPerMultiprocessor query in aten::mm; the device is an A100.
 wb::Trace a100_like_the_post(wb::Trace t) {
-  const Gpu& a100 = kOthers.front();
-  for (auto& d : t.devices) {
-    d.name = a100.name;
-    d.compute_major = a100.major;
-    d.compute_minor = a100.minor;
-    d.num_sms = a100.sms;
-    d.total_global_mem = a100.mem;
-  }
+  t = relabelled(std::move(t), kOthers.front());
   std::vector<wb::Event> queries;
   for (auto& e : t.events) {
     if (e.kind == wb::Kind::Kernel && e.name.find("nvjet") != std::string::npos)
@@ -252,9 +247,9 @@ TEST_CASE(
   CHECK(ok.verdict.find("relations only") == std::string::npos);
 
   // The H200's recording under an A100's name: the same A100 expectations fail.
-  const auto relabelled = judge("01_cold_64", &kOthers.front());
-  REQUIRE(relabelled);
-  const wb::Fact bad = fact_of(*relabelled, "launch_path");
+  const auto h200_as_a100 = judge("01_cold_64", &kOthers.front());
+  REQUIRE(h200_as_a100);
+  const wb::Fact bad = fact_of(*h200_as_a100, "launch_path");
   INFO(bad.verdict);
   CHECK(bad.status == wb::Status::Fail);
   CHECK_THAT(bad.verdict, Catch::Matchers::ContainsSubstring("cudaLaunchKernel"));
@@ -312,15 +307,8 @@ TEST_CASE(
   const wb::LessonSpec* spec = wb::find_lesson_spec(key);
   REQUIRE(spec);
   const wb::FactOptions o = wb::lessons_from_json(json::parse(proc::slurp(dir / "lessons.json"))).options;
-  wb::Trace t = wb::read_trace(recorded_file(dir, "trace.json"));
   const Gpu& a100 = kOthers.front();
-  for (auto& d : t.devices) {
-    d.name = a100.name;
-    d.compute_major = a100.major;
-    d.compute_minor = a100.minor;
-    d.num_sms = a100.sms;
-    d.total_global_mem = a100.mem;
-  }
+  wb::Trace t = relabelled(wb::read_trace(recorded_file(dir, "trace.json")), a100);
   // The post's figure: the bias copy (32 MiB of bf16 at 4096) took ~33 us on its A100.
   int copies = 0;
   for (auto& e : t.events)
@@ -345,9 +333,9 @@ TEST_CASE(
   CHECK(fact_of(wb::check_lessons(slow, *spec, o), "throughput").status == wb::Status::Fail);
 
   // The H200's own copy (~4.2 TB/s) under an A100's name: faster than an A100 can copy.
-  const auto relabelled = judge(key, &a100);
-  REQUIRE(relabelled);
-  const wb::Fact bad = fact_of(*relabelled, "throughput");
+  const auto h200_as_a100 = judge(key, &a100);
+  REQUIRE(h200_as_a100);
+  const wb::Fact bad = fact_of(*h200_as_a100, "throughput");
   INFO(bad.verdict);
   CHECK(bad.status == wb::Status::Fail);
   CHECK_THAT(bad.verdict, Catch::Matchers::ContainsSubstring("memcpy_pct_of_peak = "));

@@ -35,10 +35,6 @@ struct Case {
 
 Tensor rn(at::IntArrayRef s, const at::TensorOptions& o) { return at::randn(s, o); }
 Tensor rms(const Tensor& x, double eps) { return x * at::rsqrt(x.pow(2).mean(-1, true) + eps); }
-std::vector<double> to_vector(const Tensor& t) {
-  const Tensor c = t.to(at::kDouble).contiguous();
-  return {c.data_ptr<double>(), c.data_ptr<double>() + c.numel()};
-}
 Tensor from_vector(const std::vector<double>& v) {
   Tensor t = at::empty({static_cast<int64_t>(v.size())}, at::kDouble);
   std::copy(v.begin(), v.end(), t.data_ptr<double>());

@@ -8,7 +8,6 @@
 // no chapter's ops in the general rules.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
-#include <zlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -18,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gunzip.hpp"  // gunzip_file
 #include "process.hpp"
 #include "workbook/lessons.hpp"
 #include "workbook/table.hpp"
@@ -31,16 +31,6 @@ namespace {
 
 const fs::path kModels = fs::path(WORKBOOK_ROOT) / "tests/data/models";
 const fs::path kPython = fs::path(WORKBOOK_ROOT) / "tests/data/python";
-
-std::string gunzip_file(const fs::path& p) {
-  gzFile gz = gzopen(p.c_str(), "rb");
-  REQUIRE(gz != nullptr);
-  std::string out;
-  char buf[1 << 16];
-  for (int n; (n = gzread(gz, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
-  gzclose(gz);
-  return out;
-}
 
 // Every recorded model trace: the CPU ones committed, the H200 ones when they are there.
 std::vector<std::string> model_recordings() {

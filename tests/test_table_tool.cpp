@@ -4,7 +4,6 @@
 // Ours must be the same bytes, from the saved trace alone.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
-#include <zlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -12,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "gunzip.hpp"  // gunzip_file
 #include "process.hpp"
 #include "workbook/table.hpp"
 #include "workbook/table_text.hpp"
@@ -23,16 +23,6 @@ using Catch::Matchers::ContainsSubstring;
 namespace {
 
 const fs::path kData = fs::path(WORKBOOK_ROOT) / "tests/data/python";
-
-std::string gunzip_file(const fs::path& p) {
-  gzFile gz = gzopen(p.c_str(), "rb");
-  REQUIRE(gz != nullptr);
-  std::string out;
-  char buf[1 << 16];
-  for (int n; (n = gzread(gz, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
-  gzclose(gz);
-  return out;
-}
 
 struct Case {
   std::string key;  // "<sort_by>|<row_limit>|<max_name_width>|<group_by_input_shape>"
