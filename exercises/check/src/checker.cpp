@@ -89,7 +89,7 @@ const Check& variation_check() {
     k.pattern.text = "the run is your own variation (your --student name, your size and schedule)";
     k.pattern.why =
         "each learner's program runs its own problem, picked from the name; someone else's run does not fit";
-    k.pattern.all = {{"/matches", wb::Condition::Op::Eq, true, wb::Condition::Scope::Any, 0}};
+    k.pattern.all = {{"/matches", wb::Condition::Op::Eq, true, wb::Condition::Scope::Any, 0, ""}};
     return k;
   }();
   return c;
@@ -111,7 +111,7 @@ Check harness_check(const char* fact, const char* text, const char* why, const c
   k.fact = fact;
   k.pattern.text = text;
   k.pattern.why = why;
-  k.pattern.all = {{key, wb::Condition::Op::Eq, true, wb::Condition::Scope::Any, 0}};
+  k.pattern.all = {{key, wb::Condition::Op::Eq, true, wb::Condition::Scope::Any, 0, ""}};
   return k;
 }
 
