@@ -78,7 +78,20 @@ struct Change {
   int line = 0;
   std::string old_text, new_text, ref;
 };
+// A page line that a source's placeholders tie (what `figures convert` turns into claims):
+// its text as the page prints it, the figures from recordings on it (printed, FILE#SELECTOR),
+// the labels on it (a labelled figure, or a labelled passage it lies in), or the file a
+// fenced code block quotes / the cheatsheet table starting there.
+struct Placed {
+  int page_line = 0;  // 0-based, in the page without its generated first line
+  std::string text;
+  std::vector<std::pair<std::string, std::string>> figures;
+  std::vector<std::string> labels;
+  std::string include;      // {{include FILE}}: the block's first line is page_line
+  bool cheatsheet = false;  // {{cheatsheet}}: the table's first line is page_line
+};
 struct Result {
+  std::vector<Placed> placed;
   std::vector<Problem> problems;  // check failures (in update mode: what could not be fixed)
   std::vector<Change> changes;    // numbers that differ from the recording (update: rewritten)
   int sourced = 0, labelled = 0, blocks = 0;
@@ -90,6 +103,8 @@ struct Options {
   bool update = false;                        // rewrite the numbers in `source` from the recordings
   bool require_marks = false;                 // every number-with-unit a placeholder or labelled
   std::string source_name = "README.src.md";  // named in the page's first line
+  bool keep_comments = false;  // keep whole-line HTML comments on the page (`figures convert`:
+                               // the snippet check's marks stay with the plain page)
 };
 
 // Checks one source (and in update mode rewrites its numbers in place); fills Result::page.
