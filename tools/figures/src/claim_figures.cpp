@@ -406,6 +406,19 @@ size_t count_in(const std::string& hay, const std::string& needle) {
 std::string line_quote(const std::vector<std::string>& lines, size_t i, const std::string& norm) {
   static const std::regex item(R"(^([-*+]|\d+\.)\s+)");
   std::string q = normalized(std::regex_replace(trim(lines[i]), item, ""));
+  auto joinable = [&](size_t j) {
+    return j < lines.size() && !trim(lines[j]).empty() && !std::regex_search(trim(lines[j]), item) &&
+           trim(lines[j])[0] != '|' && trim(lines[j])[0] != '#';
+  };
+  // A sentence that runs on past the line (or began on the line above) and overlaps it by less
+  // than the coverage needs (12 characters): the quote takes in the next (or previous) line.
+  const size_t last = q.rfind(". ");
+  if (last != std::string::npos && q.size() - last - 2 < 12 && joinable(i + 1))
+    q = normalized(q + " " + trim(lines[i + 1]));
+  const size_t first = q.find(". ");
+  if (first != std::string::npos && first + 1 < 12 && i > 0 && joinable(i) && !trim(lines[i - 1]).empty() &&
+      trim(lines[i - 1])[0] != '|' && trim(lines[i - 1])[0] != '#')
+    q = normalized(trim(lines[i - 1]) + " " + q);
   if (q.size() >= 12 && count_in(norm, q) == 1) return q;
   std::string joined = normalized(trim(lines[i]));
   size_t lo = i, hi = i;
