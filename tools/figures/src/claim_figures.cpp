@@ -457,6 +457,9 @@ void append_unique(ojson& doc, const char* kind, const ojson& entry) {
 Conversion convert_sources(const fs::path& root, bool write) {
   Conversion out;
   std::vector<ClaimsFile> files = claims_files(root);
+  files.reserve(files.size() + 64);
+  std::vector<std::pair<fs::path, std::string>> plain;
+  std::vector<fs::path> removed;
   for (const auto& src : default_files(root)) {
     const std::string src_name = fs::relative(src.path, root).generic_string();
     const fs::path page_path = page_of(src.path);
@@ -535,16 +538,21 @@ Conversion convert_sources(const fs::path& root, bool write) {
     }
     cf->dirty = true;
     ++out.sources;
-    if (write) {
-      write_file_atomic(page_path, body);
-      fs::remove(src.path);
-    }
+    plain.push_back({page_path, body});
+    removed.push_back(src.path);
     out.notes.push_back("figures: " + src_name + " -> " + page + " (plain), its ties in " +
                         fs::relative(cf->path, root).generic_string());
   }
-  if (write)
-    for (auto& f : files)
-      if (f.dirty) write_file_atomic(f.path, claims_file_text(f.doc));
+  if (!write) return out;
+  // The claims first, then the pages, then the sources go: a conversion cut short leaves the
+  // sources in place.
+  for (auto& f : files)
+    if (f.dirty) {
+      fs::create_directories(f.path.parent_path());
+      write_file_atomic(f.path, claims_file_text(f.doc));
+    }
+  for (const auto& [path, body] : plain) write_file_atomic(path, body);
+  for (const auto& p : removed) fs::remove(p);
   return out;
 }
 
