@@ -1,11 +1,14 @@
 #pragma once
 // Figures in the workbook's Markdown, tied to the recordings they quote.
 //
-// A page that quotes measured figures is written as a source, NAME.src.md, and the page a
-// learner reads, NAME.md beside it, is generated from it (`./workbook docs`, which runs
-// `figures generate`). The page holds plain text: its first line says where it comes from,
+// resolve() reads the value a reference (FILE#SELECTOR, below) names; the claims files'
+// figures use it (claim_figures.hpp, docs/claims/README.md): the pages are plain Markdown.
+//
+// The rest is the placeholder syntax of the NAME.src.md sources the pages were once generated
+// from (the page NAME.md beside each, its first line
 //   <!-- generated from NAME.src.md by ./workbook docs: edit that file -->
-// and the rest is the source with every placeholder replaced by the number it prints.
+// ). `figures convert` reads them once, with process() below, to turn them into claims; it is
+// kept until every branch's sources are converted.
 //
 // Placeholders (a source's only machinery; none holds '|' or '}}'):
 //   {{174 h200/01_cold_64/lessons.json#step_widths/data/first_us}}
@@ -50,8 +53,6 @@
 //
 // With require_marks (chapter READMEs), every number followed by a unit (us, ms, %, x,
 // TFLOP/s, ...) outside an included code block must be a placeholder or in a labelled passage.
-// A chapter README with no README.src.md beside it is a plain page: it is only checked for
-// leftover <!--fig markers (its figures are backed by docs/claims/, see docs/claims/README.md).
 #include <filesystem>
 #include <stdexcept>
 #include <string>
