@@ -178,7 +178,7 @@ struct Source {
   std::string where, page, quote, source, what;
 };
 inline const std::vector<std::string>& source_kinds() {
-  static const std::vector<std::string> k = {"datasheet", "seed",  "calc",  "spec",
+  static const std::vector<std::string> k = {"datasheet", "seed",       "calc",  "spec",
                                              "code",      "definition", "bench", "probe"};
   return k;
 }

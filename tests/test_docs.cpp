@@ -246,14 +246,15 @@ std::vector<std::string> missing_rules(const std::string& sheet, const std::set<
 }
 }  // namespace
 
-TEST_CASE("every figure the claims quote by ref agrees with its recording; the pages are plain", "[docs][cpu]") {
+TEST_CASE("every figure the claims quote by ref agrees with its recording; the pages are plain",
+          "[docs][cpu]") {
   const fg::ClaimsPass pass = fg::claims_pass(kRoot, fg::Mode::Check);
   for (const auto& p : pass.problems) UNSCOPED_INFO(p);
   CHECK(pass.problems.empty());
   CHECK(pass.changes.empty());
   CHECK(pass.written.empty());
-  CHECK(pass.figures >= 500);  // the seven chapters, README.md, docs/performance.md, ...
-  CHECK(pass.blocks >= 3);     // chapter 01's two parity tables, the cheatsheet
+  CHECK(pass.figures >= 500);               // the seven chapters, README.md, docs/performance.md, ...
+  CHECK(pass.blocks >= 3);                  // chapter 01's two parity tables, the cheatsheet
   CHECK(fg::default_files(kRoot).empty());  // no NAME.src.md left: the pages are what a writer edits
   int pages = 0;
   for (const auto& page : fg::pages(kRoot)) {
@@ -279,7 +280,8 @@ struct Scratch {
   const std::string page_rel = "chapters/01_cold_64/README.md", claims_rel = "docs/claims/01_cold_64.json";
   fs::path page = root / page_rel, claims = root / claims_rel;
   fs::path lessons = root / "expected_output/h200/01_cold_64/lessons.json";
-  std::string original_page = proc::slurp(kRoot / page_rel), original_claims = proc::slurp(kRoot / claims_rel);
+  std::string original_page = proc::slurp(kRoot / page_rel),
+              original_claims = proc::slurp(kRoot / claims_rel);
   Scratch() {
     fs::create_directories(page.parent_path());
     fs::create_directories(claims.parent_path());
@@ -335,7 +337,8 @@ TEST_CASE("figures update rewrites a moved figure in the page and its claim toge
   const double was = fg::resolve(kRoot, "h200/01_cold_64/lessons.json#throughput/data/gemm_median_us");
   char printed[16];
   std::snprintf(printed, sizeof printed, "%.1f", was);
-  const std::string old_a = std::string(printed) + " µs, the add in", old_b = std::string("takes ~") + printed + " µs (";
+  const std::string old_a = std::string(printed) + " µs, the add in",
+                    old_b = std::string("takes ~") + printed + " µs (";
   REQUIRE(s.original_page.find(old_a) != std::string::npos);
   REQUIRE(s.original_page.find(old_b) != std::string::npos);
   s.record("throughput", "gemm_median_us", was + 1.01);
@@ -358,9 +361,8 @@ TEST_CASE("figures update rewrites a moved figure in the page and its claim toge
   INFO(u.err);
   CHECK(u.code == 0);
   CHECK_THAT(u.out, ContainsSubstring(std::string(printed) + " -> " + moved));
-  const std::string want =
-      replaced(replaced(s.original_page, old_a, std::string(moved) + " µs, the add in"), old_b,
-               std::string("takes ~") + moved + " µs (");
+  const std::string want = replaced(replaced(s.original_page, old_a, std::string(moved) + " µs, the add in"),
+                                    old_b, std::string("takes ~") + moved + " µs (");
   CHECK(proc::slurp(s.page) == want);
   const auto claims = nlohmann::json::parse(proc::slurp(s.claims));
   int tied = 0;
@@ -410,7 +412,8 @@ TEST_CASE("figures check fails on a number edited by hand and on a stale quoted 
     CHECK(proc::slurp(s.page) == s.original_page);
   }
   SECTION("a claim whose reference names no recording fails, naming it") {
-    std::ofstream(s.claims) << replaced(s.original_claims, "h200/01_cold_64/lessons.json#throughput/data/gemm_median_us",
+    std::ofstream(s.claims) << replaced(s.original_claims,
+                                        "h200/01_cold_64/lessons.json#throughput/data/gemm_median_us",
                                         "h200/99_no_such/lessons.json#throughput/data/gemm_median_us");
     auto e = s.figures("check");
     CHECK(e.code == 1);
@@ -445,8 +448,9 @@ TEST_CASE("figures convert: a source's placeholders become claims, its page plai
   INFO(e.err);
   CHECK(e.code == 0);
   CHECK_FALSE(fs::exists(root / "chapters/01_x/README.src.md"));
-  const std::string plain = std::string("# X\n\nThe GEMM takes ") + n +
-                            " µs on the H200, against 989 TFLOP/s of peak.\n\nThe post measured 23 µs on the A100.\n";
+  const std::string plain =
+      std::string("# X\n\nThe GEMM takes ") + n +
+      " µs on the H200, against 989 TFLOP/s of peak.\n\nThe post measured 23 µs on the A100.\n";
   CHECK(proc::slurp(root / "chapters/01_x/README.md") == plain);
   const auto j = nlohmann::json::parse(proc::slurp(root / "docs/claims/01_x.json"));
   CHECK(j["page"] == "chapters/01_x/README.md");

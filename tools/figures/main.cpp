@@ -84,7 +84,8 @@ int leftovers(const fs::path& root) {
     const size_t at = text.find("<!--fig");
     if (at == std::string::npos) continue;
     ++n;
-    std::cerr << shown(p, root) << ":" << 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')
+    std::cerr << shown(p, root) << ":"
+              << 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')
               << ": a <!--fig marker: tie the figure with a claim (docs/claims/README.md)\n";
   }
   for (const auto& f : fg::default_files(root)) {
@@ -98,8 +99,8 @@ int convert(const fs::path& root, bool write) {
   const fg::Conversion c = fg::convert_sources(root, write);
   for (const auto& n : c.notes) std::cerr << n << "\n";
   for (const auto& p : c.problems) std::cerr << p << "\n";
-  std::cerr << "figures convert: " << c.sources << " sources" << (write ? " converted" : " to convert") << ": "
-            << c.claims << " claims with figures, " << c.labelled << " sources (labels), " << c.blocks
+  std::cerr << "figures convert: " << c.sources << " sources" << (write ? " converted" : " to convert")
+            << ": " << c.claims << " claims with figures, " << c.labelled << " sources (labels), " << c.blocks
             << " quoted blocks; " << c.problems.size() << " problems\n";
   return c.problems.empty() ? 0 : 1;
 }
@@ -194,7 +195,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (mode == "convert") return convert(root, !dry);
-  const fg::Mode m = mode == "check" ? fg::Mode::Check : mode == "update" ? fg::Mode::Update : fg::Mode::Generate;
+  const fg::Mode m = mode == "check"    ? fg::Mode::Check
+                     : mode == "update" ? fg::Mode::Update
+                                        : fg::Mode::Generate;
   fg::ClaimsPass pass;
   try {
     pass = fg::claims_pass(root, m);
@@ -209,8 +212,9 @@ int main(int argc, char** argv) {
   const int pictures = pictures_pass(root, m != fg::Mode::Check);
   std::cerr << "figures: " << pass.quotes << " quotes, " << pass.figures << " figures by ref ("
             << pass.key_figures << " by key: tests/test_claims.cpp), " << pass.blocks << " quoted blocks; "
-            << pass.changes.size() << (m == fg::Mode::Update ? " rewritten, " : " differ, ") << pass.problems.size()
-            << " problems" << (left ? ", " + std::to_string(left) + " leftover markers or sources" : "")
+            << pass.changes.size() << (m == fg::Mode::Update ? " rewritten, " : " differ, ")
+            << pass.problems.size() << " problems"
+            << (left ? ", " + std::to_string(left) + " leftover markers or sources" : "")
             << (pictures ? ", " + std::to_string(pictures) + " pictures off their recordings" : "") << "\n";
   return pass.problems.empty() && !left && !pictures ? 0 : 1;
 }

@@ -105,7 +105,8 @@ std::vector<ClaimsFile> claims_files(const fs::path& root) {
 }
 
 int line_of(const std::string& raw, size_t at) {
-  return 1 + static_cast<int>(std::count(raw.begin(), raw.begin() + static_cast<long>(std::min(at, raw.size())), '\n'));
+  return 1 + static_cast<int>(
+                 std::count(raw.begin(), raw.begin() + static_cast<long>(std::min(at, raw.size())), '\n'));
 }
 
 // Where `printed` stands as a whole number in norm[from, to): not inside a longer number.
@@ -214,7 +215,8 @@ void blocks_pass(const fs::path& root, const std::string& page, std::vector<Clai
         want = split(cheatsheet_markdown(), '\n');
         while (!want.empty() && trim(want.back()).empty()) want.pop_back();
       } else {
-        out.problems.push_back(cf->path.filename().string() + ": a files entry names a \"file\" or \"table\": \"cheatsheet\"");
+        out.problems.push_back(cf->path.filename().string() +
+                               ": a files entry names a \"file\" or \"table\": \"cheatsheet\"");
         continue;
       }
       const Block b = find_block(raw, where[at + quote.size() - 1], e.contains("file"));
@@ -231,8 +233,8 @@ void blocks_pass(const fs::path& root, const std::string& page, std::vector<Clai
       }
       raw.replace(b.begin, b.end - b.begin, should);
       changed = true;
-      out.changes.push_back(page + ":" + std::to_string(line_of(raw, b.begin)) + ": the block after \"" + quote +
-                            "\" rewritten from " + what);
+      out.changes.push_back(page + ":" + std::to_string(line_of(raw, b.begin)) + ": the block after \"" +
+                            quote + "\" rewritten from " + what);
     }
   }
   if (changed) {
@@ -301,17 +303,17 @@ void page_pass(const fs::path& root, const std::string& page, std::vector<Claims
           if (ok) continue;
           const std::string now = (plus && value >= 0 ? "+" : "") + format_like(value, digits);
           const int line = pos == std::string::npos ? line_of(raw, where[at]) : line_of(raw, where[pos]);
-          out.changes.push_back(page + ":" + std::to_string(line) + ": " + printed + " -> " + now + "  [" + ref + "]" +
-                                (mode == Mode::Update ? "" : " (differs)"));
+          out.changes.push_back(page + ":" + std::to_string(line) + ": " + printed + " -> " + now + "  [" +
+                                ref + "]" + (mode == Mode::Update ? "" : " (differs)"));
           if (mode != Mode::Update) {
             out.problems.push_back(page + ":" + std::to_string(line) + ": prints " + printed +
-                                   " but the recording says " + now + " (" + std::to_string(value) + ") at " + ref +
-                                   " (" + where_c + "): run figures update");
+                                   " but the recording says " + now + " (" + std::to_string(value) + ") at " +
+                                   ref + " (" + where_c + "): run figures update");
             continue;
           }
           if (pos == std::string::npos) {
-            out.problems.push_back(page + ": the quote \"" + quote + "\" does not print " + printed + " (" + where_c +
-                                   "): rewrite it by hand");
+            out.problems.push_back(page + ": the quote \"" + quote + "\" does not print " + printed + " (" +
+                                   where_c + "): rewrite it by hand");
             continue;
           }
           edits.push_back({pos, pos + printed.size(), now});
@@ -327,8 +329,8 @@ void page_pass(const fs::path& root, const std::string& page, std::vector<Claims
     for (const auto& e : edits) {
       if (!unique.empty() && e.begin < unique.back().end) {
         if (e.begin != unique.back().begin || e.text != unique.back().text)
-          out.problems.push_back(page + ": two claims rewrite the same number differently (" + unique.back().text +
-                                 ", " + e.text + ")");
+          out.problems.push_back(page + ": two claims rewrite the same number differently (" +
+                                 unique.back().text + ", " + e.text + ")");
         continue;
       }
       unique.push_back(e);
@@ -387,11 +389,10 @@ ClaimsPass claims_pass(const fs::path& root, Mode mode) {
 namespace {
 
 const std::map<std::string, std::string>& label_what() {
-  static const std::map<std::string, std::string> m = {
-      {"seed", "the original post's A100 measurement"},
-      {"datasheet", "a vendor's peak (datasheet)"},
-      {"calc", "napkin arithmetic from the shapes"},
-      {"spec", "a threshold a lesson or a test states"}};
+  static const std::map<std::string, std::string> m = {{"seed", "the original post's A100 measurement"},
+                                                       {"datasheet", "a vendor's peak (datasheet)"},
+                                                       {"calc", "napkin arithmetic from the shapes"},
+                                                       {"spec", "a threshold a lesson or a test states"}};
   return m;
 }
 
@@ -469,12 +470,14 @@ Conversion convert_sources(const fs::path& root, bool write) {
     o.source_name = src.path.filename().string();
     const Result r = process(root, text, o);
     if (!r.problems.empty()) {
-      for (const auto& p : r.problems) out.problems.push_back(src_name + ":" + std::to_string(p.line) + ": " + p.message);
+      for (const auto& p : r.problems)
+        out.problems.push_back(src_name + ":" + std::to_string(p.line) + ": " + p.message);
       out.problems.push_back(src_name + ": not converted (run figures update with the sources first)");
       continue;
     }
     if (!fs::exists(page_path) || slurp(page_path) != r.page) {
-      out.problems.push_back(page + ": not what " + src_name + " generates: not converted (regenerate it first)");
+      out.problems.push_back(page + ": not what " + src_name +
+                             " generates: not converted (regenerate it first)");
       continue;
     }
     // The plain page keeps the source's whole-line comments (the snippet check's marks).
@@ -493,7 +496,8 @@ Conversion convert_sources(const fs::path& root, bool write) {
       files.push_back({root / "docs" / "claims" / (claims_name(page) + ".json"), ojson::object(), true});
       cf = &files.back();
       cf->doc["page"] = page;
-      cf->doc["about"] = page + ": the figures and labelled passages of the page (once placeholders of its source)";
+      cf->doc["about"] =
+          page + ": the figures and labelled passages of the page (once placeholders of its source)";
       out.notes.push_back("figures: new claims file " + fs::relative(cf->path, root).generic_string());
     }
     for (const auto& p : kept.placed) {
@@ -515,12 +519,14 @@ Conversion convert_sources(const fs::path& root, bool write) {
       if (i >= lines.size() || trim(lines[i]).empty()) continue;
       const std::string quote = line_quote(lines, i, norm);
       if (count_in(norm, quote) != 1)
-        out.notes.push_back(page + ":" + std::to_string(i + 1) + ": the quote \"" + quote + "\" is not unique");
+        out.notes.push_back(page + ":" + std::to_string(i + 1) + ": the quote \"" + quote +
+                            "\" is not unique");
       if (!p.figures.empty()) {
         ojson c = ojson::object();
         c["quote"] = quote;
         c["figures"] = ojson::array();
-        for (const auto& [printed, ref] : p.figures) c["figures"].push_back(ojson{{"printed", printed}, {"ref", ref}});
+        for (const auto& [printed, ref] : p.figures)
+          c["figures"].push_back(ojson{{"printed", printed}, {"ref", ref}});
         append_unique(cf->doc, "claims", c);
         ++out.claims;
       }

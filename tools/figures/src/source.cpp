@@ -277,7 +277,8 @@ void one_line(State& st, const std::string& line) {
   }
   if (st.opts.require_marks) require_marks(st, out);
   if (!out.figures.empty() || !out.labels.empty())
-    st.res.placed.push_back({static_cast<int>(st.page_out.size()), out.page, out.figures, out.labels, "", false});
+    st.res.placed.push_back(
+        {static_cast<int>(st.page_out.size()), out.page, out.figures, out.labels, "", false});
   st.page_out.push_back(out.page);
 }
 

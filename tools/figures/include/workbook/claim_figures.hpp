@@ -4,7 +4,8 @@
 //
 // A claim's figure with a "ref" (FILE#SELECTOR[ scale=F], the references of figures.hpp) names
 // the value the page prints at the precision printed:
-//   {"quote": "the GEMM in 1.9 µs", "figures": [{"printed": "1.9", "ref": "h200/01_cold_64/lessons.json#throughput/data/gemm_median_us"}]}
+//   {"quote": "the GEMM in 1.9 µs", "figures": [{"printed": "1.9", "ref":
+//   "h200/01_cold_64/lessons.json#throughput/data/gemm_median_us"}]}
 // The quote is found in its page (HTML comments out, white space collapsed); the claim's figures
 // are printed inside it in the order they are listed. A "files" entry of a claims file ties a
 // block of the page to what it quotes:

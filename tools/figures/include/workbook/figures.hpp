@@ -104,8 +104,8 @@ struct Options {
   bool update = false;                        // rewrite the numbers in `source` from the recordings
   bool require_marks = false;                 // every number-with-unit a placeholder or labelled
   std::string source_name = "README.src.md";  // named in the page's first line
-  bool keep_comments = false;  // keep whole-line HTML comments on the page (`figures convert`:
-                               // the snippet check's marks stay with the plain page)
+  bool keep_comments = false;                 // keep whole-line HTML comments on the page (`figures convert`:
+                                              // the snippet check's marks stay with the plain page)
 };
 
 // Checks one source (and in update mode rewrites its numbers in place); fills Result::page.
