@@ -341,6 +341,14 @@ TEST_CASE("figures update rewrites a moved figure in the page and its claim toge
                     old_b = std::string("takes ~") + printed + " µs (";
   REQUIRE(s.original_page.find(old_a) != std::string::npos);
   REQUIRE(s.original_page.find(old_b) != std::string::npos);
+  // A claim on the same number by "key" of the fact's data (read from the recorded lessons.json).
+  const std::string key_claim =
+      "{\"page\": \"" + s.page_rel + "\", \"claims\": [{\"quote\": \"" + old_b +
+      "\", \"recording\": \"h200/01_cold_64\", \"fact\": \"throughput\", \"text\": \"t\", "
+      "\"all\": [], \"figures\": [{\"printed\": \"" +
+      printed + "\", \"key\": \"/gemm_median_us\"}]}]}\n";
+  std::ofstream(s.root / "docs/claims/key.json") << key_claim;
+  REQUIRE(s.figures("check").code == 0);
   s.record("throughput", "gemm_median_us", was + 1.01);
   char moved[16];
   std::snprintf(moved, sizeof moved, "%.1f", was + 1.01);
@@ -375,6 +383,9 @@ TEST_CASE("figures update rewrites a moved figure in the page and its claim toge
         ++tied;
       }
   CHECK(tied >= 2);
+  const auto key = nlohmann::json::parse(proc::slurp(s.root / "docs/claims/key.json"));
+  CHECK(key["claims"][0]["figures"][0]["printed"] == moved);
+  CHECK(key["claims"][0]["quote"] == std::string("takes ~") + moved + " µs (");
   // the file keeps its layout: one entry a line, only the moved figure's lines differ
   const std::string after = proc::slurp(s.claims);
   CHECK(std::count(after.begin(), after.end(), '\n') ==

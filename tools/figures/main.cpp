@@ -210,8 +210,9 @@ int main(int argc, char** argv) {
   for (const auto& w : pass.written) std::cerr << "figures: wrote " << w << "\n";
   const int left = leftovers(root);
   const int pictures = pictures_pass(root, m != fg::Mode::Check);
-  std::cerr << "figures: " << pass.quotes << " quotes, " << pass.figures << " figures by ref ("
-            << pass.key_figures << " by key: tests/test_claims.cpp), " << pass.blocks << " quoted blocks; "
+  std::cerr << "figures: " << pass.quotes << " quotes, " << pass.figures << " figures by ref, "
+            << pass.key_figures << " by key (" << pass.key_only
+            << " more recomputed by tests/test_claims.cpp only), " << pass.blocks << " quoted blocks; "
             << pass.changes.size() << (m == fg::Mode::Update ? " rewritten, " : " differ, ")
             << pass.problems.size() << " problems"
             << (left ? ", " + std::to_string(left) + " leftover markers or sources" : "")

@@ -19,8 +19,10 @@
 //   generate  writes the blocks that differ from what they quote; checks the figures
 //   update    also rewrites each figure that moved: the number in the page, the claim's
 //             "printed", and every quote of that page's claims files that holds the number
-// A figure by "key" (a fact's data, recomputed from the trace) is checked by tests/test_claims.cpp;
-// this pass counts it and leaves it alone.
+// A figure by "key" (a fact's data) is read, checked and rewritten the same way from the fact's
+// data in the recording's lessons.json (comparison.json); tests/test_claims.cpp also recomputes
+// it from the trace. One this pass cannot read there (a fact the file does not hold, a claim with
+// a "spec" or a "reference" run) is counted and left to tests/test_claims.cpp.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -32,7 +34,7 @@ enum class Mode { Check, Generate, Update };
 struct ClaimsPass {
   std::vector<std::string> changes;   // "PAGE:LINE: OLD -> NEW [REF]" (update: rewritten)
   std::vector<std::string> problems;  // a lost quote, a figure off its recording, a stale block
-  int figures = 0, key_figures = 0, quotes = 0, blocks = 0;
+  int figures = 0, key_figures = 0, key_only = 0, quotes = 0, blocks = 0;
   std::vector<std::string> written;  // files written (pages, claims files)
 };
 
