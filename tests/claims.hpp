@@ -14,7 +14,7 @@
 //
 // A recording's options (the problem, the annotation, chapter 03's reference run) come from its
 // lessons.json, or for a Python recording from its run.json. The quote is looked for in the
-// page (a generated page, not its source) with HTML comments taken out and every run of white
+// page with HTML comments taken out and every run of white
 // space made one space, so a quote may span lines and figures.
 #pragma once
 
