@@ -163,7 +163,7 @@ inline std::vector<Claim> read_claims(const fs::path& file) {
   const std::string source = fs::relative(file, root()).generic_string();
   const wb::JsonWhere w{source, "", ""};
   const json doc = wb::json_parse(proc::slurp(file), w);
-  wb::json_known_keys(doc, {"page", "about", "claims", "sources", "files"}, w);
+  wb::json_known_keys(doc, {"page", "about", "every_figure", "claims", "sources", "files"}, w);
   const std::string page = wb::json_text(doc, "page", w);
   std::vector<Claim> out;
   if (doc.contains("claims"))

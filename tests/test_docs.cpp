@@ -422,6 +422,17 @@ TEST_CASE("figures check fails on a number edited by hand and on a stale quoted 
     CHECK(s.figures("generate").code == 0);
     CHECK(proc::slurp(s.page) == s.original_page);
   }
+  SECTION("a number with a unit added to a chapter README fails until a claim or a source backs it") {
+    std::ofstream(s.page) << s.original_page << "\nThe GEMM now takes 3.2 µs.\n";
+    auto e = s.figures("check");
+    CHECK(e.code == 1);
+    CHECK_THAT(e.err, ContainsSubstring("unbacked figure '3.2 µs'"));
+    std::ofstream(s.root / "docs/claims/extra.json")
+        << "{\"page\": \"" << s.page_rel
+        << "\", \"sources\": [{\"quote\": \"The GEMM now takes 3.2 µs.\", \"source\": \"calc\", \"what\": "
+           "\"x\"}]}\n";
+    CHECK(s.figures("check").code == 0);
+  }
   SECTION("a claim whose reference names no recording fails, naming it") {
     std::ofstream(s.claims) << replaced(s.original_claims,
                                         "h200/01_cold_64/lessons.json#throughput/data/gemm_median_us",

@@ -257,6 +257,44 @@ void blocks_pass(const fs::path& root, const std::string& page, std::vector<Clai
   }
 }
 
+// Every number-with-unit of the page's prose (fenced code and whole-line comments aside) lies in
+// a span a claim's figure or a source's quote backs; each one that does not is a problem.
+void unbacked_figures(const std::string& raw, const std::vector<size_t>& where,
+                      const std::vector<std::pair<size_t, size_t>>& backed, const std::string& page,
+                      ClaimsPass& out) {
+  std::vector<size_t> norm_of(raw.size() + 1, std::string::npos);
+  for (size_t i = 0; i < where.size(); ++i) norm_of[where[i]] = i;
+  static const std::regex numre(R"(\d[\d,]*(?:\.\d+)?)");
+  bool fence = false;
+  int lineno = 0;
+  for (size_t b = 0; b < raw.size();) {
+    const size_t e = std::min(raw.find('\n', b), raw.size());
+    const std::string line = raw.substr(b, e - b);
+    ++lineno;
+    const std::string t = trim(line);
+    if (starts_with(t, "```") || starts_with(t, "~~~")) fence = !fence;
+    if (!fence && !starts_with(t, "```") && !starts_with(t, "~~~") &&
+        !(starts_with(t, "<!--") && ends_with(t, "-->")))
+      for (auto m = std::sregex_iterator(line.begin(), line.end(), figure_re()); m != std::sregex_iterator();
+           ++m) {
+        const std::string group = (*m)[2].str();
+        const size_t g = static_cast<size_t>(m->position(2));
+        for (auto n = std::sregex_iterator(group.begin(), group.end(), numre); n != std::sregex_iterator();
+             ++n) {
+          const size_t nb = norm_of[b + g + static_cast<size_t>(n->position(0))],
+                       ne = norm_of[b + g + static_cast<size_t>(n->position(0) + n->length(0)) - 1];
+          bool ok = nb == std::string::npos;  // inside a comment
+          for (const auto& [lo, hi] : backed) ok = ok || (lo <= nb && ne < hi);
+          if (!ok)
+            out.problems.push_back(page + ":" + std::to_string(lineno) + ": unbacked figure '" + n->str() +
+                                   " " + (*m)[4].str() +
+                                   "': tie it with a claim's figure or a source (docs/claims/README.md)");
+        }
+      }
+    b = e + 1;
+  }
+}
+
 void page_pass(const fs::path& root, const std::string& page, std::vector<ClaimsFile*>& docs, Mode mode,
                ClaimsPass& out) {
   const fs::path file = root / page;
@@ -268,7 +306,8 @@ void page_pass(const fs::path& root, const std::string& page, std::vector<Claims
   std::vector<size_t> where;
   const std::string norm = normalized_with_map(raw, where);
   std::vector<Edit> edits;
-  std::map<ojson*, std::pair<std::string, std::string>> printed_now;
+  std::vector<std::pair<size_t, size_t>>
+      backed;  // spans of the normalized page: a claim's figure, a source's quote
   for (ClaimsFile* cf : docs) {
     for (const char* kind : {"claims", "sources"}) {
       if (!cf->doc.contains(kind)) continue;
@@ -283,6 +322,9 @@ void page_pass(const fs::path& root, const std::string& page, std::vector<Claims
           out.problems.push_back(page + ": no longer says \"" + quote + "\" (" + where_c + ")");
           continue;
         }
+        if (std::string(kind) == "sources")
+          for (size_t k = at; k != std::string::npos; k = norm.find(quote, k + 1))
+            backed.push_back({k, k + quote.size()});
         if (!c.contains("figures")) continue;
         size_t cursor = at;
         const size_t qend = at + quote.size();
@@ -318,7 +360,7 @@ void page_pass(const fs::path& root, const std::string& page, std::vector<Claims
           }
           size_t pos = find_number(norm, printed, cursor, qend);
           if (pos == std::string::npos) pos = find_number(norm, printed, at, qend);
-          if (pos != std::string::npos) cursor = pos + printed.size();
+          if (pos != std::string::npos) cursor = pos + printed.size(), backed.push_back({pos, cursor});
           if (pos == std::string::npos)
             out.problems.push_back(page + ": the quote \"" + quote + "\" does not print " + printed + " (" +
                                    where_c + ")");
@@ -351,6 +393,11 @@ void page_pass(const fs::path& root, const std::string& page, std::vector<Claims
       }
     }
   }
+  // A claims file with "every_figure": true (the chapter READMEs that were sources with placeholders):
+  // every number followed by a unit on the page is backed.
+  if (std::any_of(docs.begin(), docs.end(),
+                  [](const ClaimsFile* f) { return f->doc.value("every_figure", false); }))
+    unbacked_figures(raw, where, backed, page, out);
   if (!edits.empty()) {
     std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
     std::vector<Edit> unique;
@@ -570,6 +617,7 @@ Conversion convert_sources(const fs::path& root, bool write) {
         ++out.labelled;
       }
     }
+    if (src.require_marks) cf->doc["every_figure"] = true;
     cf->dirty = true;
     ++out.sources;
     plain.push_back({page_path, body});

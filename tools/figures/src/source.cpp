@@ -20,13 +20,6 @@ namespace {
 const std::vector<std::string> kLabels = {"seed", "datasheet", "calc", "spec"};
 bool is_label(const std::string& s) { return std::find(kLabels.begin(), kLabels.end(), s) != kLabels.end(); }
 
-// Numbers that must be backed: a number (or a range/list of them) followed by a unit.
-const std::regex& figure_re() {
-  static const std::regex re(
-      R"((^|[^\w.#/-])((\d[\d,]*(?:\.\d+)?)(?:\s?(?:–|-|/|to|vs|→)\s?~?\d[\d,]*(?:\.\d+)?)*)\s?(ns|µs|us|ms|s|TFLOP/s|GFLOP/s|TB/s|GB/s|MB/s|KB|MB|GB|KiB|MiB|B|%|x|×)(?![A-Za-z0-9]))");
-  return re;
-}
-
 std::string join_lines(const std::vector<std::string>& lines) {
   std::string out;
   for (size_t i = 0; i < lines.size(); ++i) {

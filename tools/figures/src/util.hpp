@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <regex>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -94,6 +95,13 @@ inline std::vector<std::string> file_lines(const std::string& text) {
     if (ends_with(l, "\r")) l.pop_back();
   while (!v.empty() && trim(v.back()).empty()) v.pop_back();
   return v;
+}
+
+// Numbers that must be backed: a number (or a range/list of them) followed by a unit.
+inline const std::regex& figure_re() {
+  static const std::regex re(
+      R"((^|[^\w.#/-])((\d[\d,]*(?:\.\d+)?)(?:\s?(?:–|-|/|to|vs|→)\s?~?\d[\d,]*(?:\.\d+)?)*)\s?(ns|µs|us|ms|s|TFLOP/s|GFLOP/s|TB/s|GB/s|MB/s|KB|MB|GB|KiB|MiB|B|%|x|×)(?![A-Za-z0-9]))");
+  return re;
 }
 
 }  // namespace wb::figures::detail

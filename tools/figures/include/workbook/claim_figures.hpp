@@ -13,6 +13,9 @@
 //            the first fenced code block after the quote holds the file, verbatim
 //   {"quote": "...", "table": "cheatsheet"}
 //            the first table after the quote is the lesson facts' cheatsheet (wb::cheatsheet_markdown())
+// A claims file with "every_figure": true asks more of its page: every number followed by a unit
+// (us, ms, %, x, TFLOP/s, ...) in its prose is one of its claims' figures or lies in one of its
+// sources' quotes (`figures convert` sets it for the chapter READMEs, as their sources required).
 //
 //   check     every quote is in its page, every "ref" figure agrees with its recording, every
 //             block is what it quotes; nothing is written
