@@ -182,13 +182,26 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"check", "generate", "update", "claims", "convert"}));
   std::vector<std::string> files;
   app.add_option("pages", files, "claims: the pages to report (default: every page the coverage reads)");
-  app.add_option("--root", root, "the repository root")->check(CLI::ExistingDirectory);
+  app.add_option("--root", root, "the repository root")->check(CLI::ExistingDirectory)->capture_default_str();
+  app.footer(
+      "Modes:\n"
+      "  check     quotes in their pages, figures by \"ref\"/\"key\" on their recordings, quoted blocks,\n"
+      "            pictures, no NAME.src.md left; writes nothing, exit 1 on a problem\n"
+      "  generate  write the quoted blocks and pictures that differ; check the figures\n"
+      "  update    also rewrite each figure that moved, in the page and its claims (after a re-record)\n"
+      "  claims    sentence coverage of the pages by the claims files (docs/claims/todo/ the backlog)\n"
+      "  convert   one-time: NAME.src.md placeholders -> claims, plain pages (scripts/convert_pages.sh)\n"
+      "See docs/claims/README.md.");
   bool list = false, todo_out = false, dry = false;
   app.add_flag("--list", list, "claims: print every sentence that states something, with what covers it");
   app.add_flag("--write-todo", todo_out,
                "claims: write each page's uncovered sentences to docs/claims/todo/ (the backlog)");
   app.add_flag("--dry-run", dry, "convert: report what would be converted, write nothing");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help exits 0; a bad command line 2
+  }
   if (mode == "claims") return claims_report(root, files, list, todo_out);
   if (!files.empty()) {
     std::cerr << "figures " << mode << ": takes no files (it reads every claims file under docs/claims/)\n";
