@@ -9,7 +9,7 @@
 # file fails when it renders fewer <table>s than that, or when a rendered paragraph starts with
 # a pipe: a table that broke (a comment or a blank line between its rows) and shows as text.
 # A file that holds a figure marker (<!--fig) fails too: a page is read raw, and its figures are
-# plain numbers (a generated page's placeholders live in its NAME.src.md, tools/figures).
+# plain numbers, tied to the recordings by docs/claims/*.json (docs/claims/README.md).
 # Exit 1 naming each broken file and the rows that show as text; 2 when cmark-gfm is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,7 +41,7 @@ for f in "${files[@]}"; do
     echo "$f: $want table(s) written, $got rendered"
     [ -z "$broken" ] || sed 's/^/    shows as text: /' <<<"$broken"
     [ -z "$markers" ] || echo "    $markers line(s) with a figure marker (<!--fig), the first: line" \
-      "$(grep -n -m1 '<!--fig' "$f" | cut -d: -f1); write NAME.src.md with {{...}} placeholders (./workbook docs)"
+      "$(grep -n -m1 '<!--fig' "$f" | cut -d: -f1); tie the figure with a claim in docs/claims/ instead"
   fi
 done
 if [ "$bad" -gt 0 ]; then

@@ -131,11 +131,12 @@ else
   mv "$stage/PROVENANCE" "$dest/PROVENANCE"
 fi
 echo "[record] wrote $dest" >&2
-# The READMEs quote these recordings: take every figure of the sources (NAME.src.md) from them and
-# regenerate the pages (tools/figures; ./workbook docs --update does the same).
+# The pages quote these recordings: rewrite every figure the claims files tie by "ref" that moved,
+# in the page and in its claim (tools/figures, docs/claims/README.md; ./workbook docs --update
+# does the same).
 if [ -x "$build/bin/figures" ]; then
   "$build/bin/figures" update --root . || echo "[record] figures update reported problems (see above)" >&2
 else
-  echo "[record] $build/bin/figures not built: run '$build/bin/figures update' to re-sync the READMEs" >&2
+  echo "[record] $build/bin/figures not built: run '$build/bin/figures update' to re-sync the pages' figures" >&2
 fi
 [ ${#failed[@]} -eq 0 ] || { echo "[record] FAILED: ${failed[*]}" >&2; exit 1; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prints one SHA-256 over the sources that shape the recorded outputs: the code under chapters/,
 # common/ and cmake/, the data compiled in with it (common/*/data/*.json) and the top
-# CMakeLists.txt (not the READMEs: `figures update` rewrites those from the recordings). Works
+# CMakeLists.txt (not the pages: `figures update` rewrites their figures from the recordings). Works
 # without git (the GPU machine gets a copy of the tree), so a recording's PROVENANCE can be tied
 # to the code that made it on any machine.
 set -euo pipefail

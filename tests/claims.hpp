@@ -14,7 +14,7 @@
 //
 // A recording's options (the problem, the annotation, chapter 03's reference run) come from its
 // lessons.json, or for a Python recording from its run.json. The quote is looked for in the
-// page (a generated page, not its source) with HTML comments taken out and every run of white
+// page with HTML comments taken out and every run of white
 // space made one space, so a quote may span lines and figures.
 #pragma once
 
@@ -163,7 +163,7 @@ inline std::vector<Claim> read_claims(const fs::path& file) {
   const std::string source = fs::relative(file, root()).generic_string();
   const wb::JsonWhere w{source, "", ""};
   const json doc = wb::json_parse(proc::slurp(file), w);
-  wb::json_known_keys(doc, {"page", "about", "claims", "sources"}, w);
+  wb::json_known_keys(doc, {"page", "about", "every_figure", "claims", "sources", "files"}, w);
   const std::string page = wb::json_text(doc, "page", w);
   std::vector<Claim> out;
   if (doc.contains("claims"))
@@ -178,8 +178,8 @@ struct Source {
   std::string where, page, quote, source, what;
 };
 inline const std::vector<std::string>& source_kinds() {
-  static const std::vector<std::string> k = {"datasheet",  "seed",  "calc", "code",
-                                             "definition", "bench", "probe"};
+  static const std::vector<std::string> k = {"datasheet", "seed",       "calc",  "spec",
+                                             "code",      "definition", "bench", "probe"};
   return k;
 }
 // Every source of one claims file (throws wb::SpecError on an unknown kind or a missing field).
@@ -201,7 +201,7 @@ inline std::vector<Source> read_sources(const fs::path& file) {
                          const auto& k = source_kinds();
                          if (std::find(k.begin(), k.end(), s.source) == k.end())
                            at.in("source").fail("'" + s.source +
-                                                "' is not one of datasheet, seed, calc, code, "
+                                                "' is not one of datasheet, seed, calc, spec, code, "
                                                 "definition, bench, probe");
                          out.push_back(s);
                        });

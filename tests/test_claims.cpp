@@ -305,7 +305,7 @@ TEST_CASE("claims: every sentence that states something is covered, or on its pa
 TEST_CASE("claims: an uncovered sentence fails the coverage; a claim, a source or the todo list covers it",
           "[docs][claims][cpu]") {
   namespace fg = wb::figures;
-  // A plain page (no NAME.src.md: its placeholders cover nothing here).
+  // A chapter README and the claims as they are.
   const std::string page = "chapters/09_llm_prefill_decode/README.md";
   const std::string text = proc::slurp(claims::root() / page);
   std::vector<std::string> files;

@@ -1,9 +1,8 @@
 // The code in docs/profiler-in-cpp.md cannot rot: every cpp / cmake / python block of the page
 // is a marked region of a file that the build compiles or the tests run, copied verbatim. The
-// marks are in the page's source, docs/profiler-in-cpp.src.md; the page a learner reads is
-// generated from it without them (./workbook docs; test_docs checks the page is up to date).
+// marks are HTML comments on the page itself (a reader of the rendered page does not see them).
 //
-//   In the source:  <!-- snippet: examples/minimal/main.cpp#loop -->
+//   On the page:    <!-- snippet: examples/minimal/main.cpp#loop -->
 //                   ```cpp
 //                   ...the region...
 //                   ```
@@ -128,7 +127,7 @@ std::vector<std::string> check_page(const std::string& page, const fs::path& roo
 }
 
 const fs::path kRoot = WORKBOOK_ROOT;
-const fs::path kPage = kRoot / "docs/profiler-in-cpp.src.md";  // the page's source: it has the marks
+const fs::path kPage = kRoot / "docs/profiler-in-cpp.md";  // the page, with its marks
 }  // namespace
 
 TEST_CASE("docs/profiler-in-cpp.md: every code block is a region of a compiled or tested file",

@@ -1,10 +1,13 @@
 // The documentation's figures and links ([docs], torch-free).
-//   - every figure a source (NAME.src.md) quotes agrees with the recording it names, at the
-//     precision the text prints (tools/figures), and no number-with-unit goes unbacked;
-//   - every generated page (NAME.md) is what its source generates, and no page a learner reads
-//     holds a <!--fig marker or a placeholder; a chapter README without a source is plain;
-//   - the checks fail on scratch copies: a page edited by hand, a source figure changed, bad
-//     placeholders (exit 2, FILE:LINE, nothing written), a missing recording, an unbacked figure;
+//   - every figure the claims files quote by "ref" agrees with the recording it names, at the
+//     precision the page prints, and every quoted block is what it quotes (tools/figures,
+//     claim_figures.hpp); the pages are plain: no NAME.src.md, no placeholder, no <!--fig marker;
+//   - on a scratch copy of chapter 01's page and claims with a doctored recording, `figures
+//     update` rewrites the moved figure in the page and in its claims together and nothing else;
+//     `figures check` fails on it first, and on a number edited by hand, a stale quoted block and
+//     a reference to a missing recording; `figures convert` turns a source's placeholders into
+//     claims and sources and refuses a stale page; the placeholder parser it reads them with keeps
+//     its rules (marker-only lines, code, selectors, precision);
 //   - docs/glossary.md defines every term, each chapter README links it, every relative link
 //     resolves to a file and, with #anchor, to a heading that exists;
 //   - each chapter README links a glossary term where the term first appears in its prose (the
@@ -19,6 +22,7 @@
 //     the picture on disk is what the recording draws, and `figures check` fails on a doctored
 //     one until `figures update` redraws it.
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -30,8 +34,11 @@
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "process.hpp"
 #include "workbook/across.hpp"
+#include "workbook/claim_figures.hpp"
 #include "workbook/figures.hpp"
 #include "workbook/lessons.hpp"
 #include "workbook/pictures.hpp"
@@ -39,15 +46,10 @@
 
 namespace fs = std::filesystem;
 namespace fg = wb::figures;
+using Catch::Matchers::ContainsSubstring;
 
 namespace {
 const fs::path kRoot = WORKBOOK_ROOT;
-
-std::string report(const std::string& name, const fg::Result& r) {
-  std::string s;
-  for (const auto& p : r.problems) s += name + ":" + std::to_string(p.line) + ": " + p.message + "\n";
-  return s;
-}
 
 // The pages a learner reads (generated or plain).
 std::vector<fs::path> markdown_pages() { return fg::pages(kRoot); }
@@ -244,196 +246,245 @@ std::vector<std::string> missing_rules(const std::string& sheet, const std::set<
 }
 }  // namespace
 
-TEST_CASE("every figure in a source agrees with its recording; no figure is unbacked", "[docs][cpu]") {
-  auto files = fg::default_files(kRoot);
-  int chapter_sources = 0;
-  for (const auto& f : files) {
-    std::string text = proc::slurp(f.path);
-    fg::Options o;
-    o.require_marks = f.require_marks;
-    fg::Result r = fg::process(kRoot, text, o);
-    INFO(report(fs::relative(f.path, kRoot).string(), r));
-    CHECK(r.problems.empty());
-    if (f.path.filename() == "README.src.md" && f.path.parent_path().parent_path().filename() == "chapters") {
-      ++chapter_sources;
-      CHECK(f.require_marks);
-      CHECK(r.sourced >= 5);  // each chapter quotes its recording
-    }
-  }
-  // every chapter of the build's list with a README.src.md, and no other
-  int with_source = 0;
-  for (const auto& ch : proc::chapters())
-    with_source += fs::exists(kRoot / "chapters" / ch / "README.src.md");
-  CHECK(with_source > 0);
-  CHECK(chapter_sources == with_source);
-  CHECK(fs::exists(kRoot / "README.src.md"));
-  CHECK(fs::exists(kRoot / "docs/performance.src.md"));
-}
-
-TEST_CASE("every generated page is what its source generates; no page holds a marker", "[docs][cpu]") {
-  int generated = 0;
-  for (const auto& f : fg::default_files(kRoot)) {
-    std::string text = proc::slurp(f.path);
-    fg::Options o;
-    o.source_name = f.path.filename().string();
-    const fg::Result r = fg::process(kRoot, text, o);
-    const fs::path page = fg::page_of(f.path);
-    INFO(fs::relative(page, kRoot).string()
-         << " is stale at line " << fg::first_difference(proc::slurp(page), r.page)
-         << ": run ./workbook docs");
-    REQUIRE(fs::exists(page));
-    CHECK(proc::slurp(page) == r.page);
-    ++generated;
-  }
-  CHECK(generated >= 9);  // the seven chapters, README.md, docs/performance.md
-  int plain = 0;
+TEST_CASE("every figure the claims quote by ref agrees with its recording; the pages are plain",
+          "[docs][cpu]") {
+  const fg::ClaimsPass pass = fg::claims_pass(kRoot, fg::Mode::Check);
+  for (const auto& p : pass.problems) UNSCOPED_INFO(p);
+  CHECK(pass.problems.empty());
+  CHECK(pass.changes.empty());
+  CHECK(pass.written.empty());
+  CHECK(pass.figures >= 500);               // the seven chapters, README.md, docs/performance.md, ...
+  CHECK(pass.blocks >= 3);                  // chapter 01's two parity tables, the cheatsheet
+  CHECK(fg::default_files(kRoot).empty());  // no NAME.src.md left: the pages are what a writer edits
+  int pages = 0;
   for (const auto& page : fg::pages(kRoot)) {
     const std::string text = proc::slurp(page);
-    const bool is_generated = fs::exists(page.parent_path() / (page.stem().string() + ".src.md"));
-    plain += is_generated ? 0 : 1;
     INFO(fs::relative(page, kRoot).string());
     CHECK(text.find("<!--fig") == std::string::npos);  // read raw, a page has no markers
     // nor placeholders (one in a `code span` is an example, and `{{1, 2}}` in C++ is code)
     static const std::regex placeholder(
-        R"((^|[^`])\{\{(\d[\d,]*(\.\d+)? ([^}]*#[^}]*|seed|datasheet|calc|spec)|[#/](seed|datasheet|calc|spec)|include [^}]+)\}\})");
+        R"((^|[^`])\{\{(\d[\d,]*(\.\d+)? ([^}]*#[^}]*|seed|datasheet|calc|spec)|[#/](seed|datasheet|calc|spec)|include [^}]+|cheatsheet)\}\})");
     CHECK_FALSE(std::regex_search(text, placeholder));
-    // a generated page says so on its first line, and only there
-    const std::string first = text.substr(0, text.find('\n'));
-    CHECK((first.find("<!-- generated from ") == 0) == is_generated);
-    CHECK(text.find("<!-- generated from ", 1) == std::string::npos);
-    if (is_generated) CHECK(text.find("<!--", 1) == std::string::npos);  // no other machinery
+    CHECK(text.find("<!-- generated from ") == std::string::npos);
+    ++pages;
   }
-  CHECK(plain >= 5);  // docs/glossary.md, docs/instructors.md, exercises/README.md, ...
+  CHECK(pages >= 15);
 }
 
 namespace {
-// A scratch copy of chapter 01's source and page, checked against the real recordings.
+// A scratch repository root: chapter 01's page and claims file, the recordings and docs it quotes
+// (links to the real ones), and chapter 01's own recording a real folder whose lessons.json can
+// be doctored.
 struct Scratch {
-  fs::path dir = proc::scratch("docs_pages");
-  fs::path src = dir / "README.src.md", page = dir / "README.md";
-  std::string source = proc::slurp(kRoot / "chapters/01_cold_64/README.src.md");
-  std::string original_page = proc::slurp(kRoot / "chapters/01_cold_64/README.md");
+  fs::path root = proc::scratch("docs_claims");
+  const std::string page_rel = "chapters/01_cold_64/README.md", claims_rel = "docs/claims/01_cold_64.json";
+  fs::path page = root / page_rel, claims = root / claims_rel;
+  fs::path lessons = root / "expected_output/h200/01_cold_64/lessons.json";
+  std::string original_page = proc::slurp(kRoot / page_rel),
+              original_claims = proc::slurp(kRoot / claims_rel);
   Scratch() {
-    std::ofstream(src) << source;
-    std::ofstream(page) << original_page;
+    fs::create_directories(page.parent_path());
+    fs::create_directories(claims.parent_path());
+    fs::copy_file(kRoot / page_rel, page);
+    fs::copy_file(kRoot / claims_rel, claims);
+    for (const char* d : {"docs/parity", "docs/bench", "tests"}) {
+      fs::create_directories((root / d).parent_path());
+      fs::create_directory_symlink(kRoot / d, root / d);
+    }
+    const fs::path rec = kRoot / "expected_output/h200";
+    for (const auto& e : fs::directory_iterator(rec)) {
+      const fs::path to = root / "expected_output/h200" / e.path().filename();
+      fs::create_directories(to.parent_path());
+      if (e.path().filename() != "01_cold_64") {
+        fs::create_directory_symlink(e.path(), to);
+        continue;
+      }
+      fs::create_directories(to);
+      for (const auto& f : fs::directory_iterator(e.path()))
+        if (f.path().filename() == "lessons.json")
+          fs::copy_file(f.path(), to / "lessons.json");
+        else if (f.is_directory())
+          fs::create_directory_symlink(f.path(), to / f.path().filename());
+        else
+          fs::create_symlink(f.path(), to / f.path().filename());
+    }
   }
-  ~Scratch() { fs::remove_all(dir); }
+  ~Scratch() { fs::remove_all(root); }
   proc::Exit figures(const std::string& mode) const {
-    return proc::run(proc::bin("figures"), {mode, src.string(), "--require-marks", "--root", kRoot.string()});
+    return proc::run(proc::bin("figures"), {mode, "--root", root.string()});
+  }
+  // Sets one value of chapter 01's recorded lessons.json (a re-record that moved it).
+  void record(const std::string& fact, const std::string& key, double value) const {
+    auto j = nlohmann::json::parse(proc::slurp(lessons));
+    for (auto& f : j["facts"])
+      if (f["id"] == fact) f["data"][key] = value;
+    std::ofstream(lessons) << j.dump(1);
   }
 };
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
 }  // namespace
 
-TEST_CASE("figures: a stale page, a figure off its recording and a bad placeholder each fail",
-          "[docs][cpu]") {
+TEST_CASE("figures update rewrites a moved figure in the page and its claim together", "[docs][cpu]") {
   Scratch s;
   REQUIRE(s.figures("check").code == 0);
-  // The page's first step width (162 us at the time of writing: read from the text) edited by hand.
-  static const std::regex width(R"(The H200 C\+\+ run: (\d+) / )");
-  std::smatch m;
-  REQUIRE(std::regex_search(s.original_page, m, width));
-  const std::string shown = m[1].str(), other = std::to_string(std::stoi(shown) + 7);
-  SECTION("the page edited by hand: check names the line, generate puts it back") {
+  // The GEMM's median, printed at one decimal in two sentences of the page and tied by two
+  // claims. A re-record moves it to 2.43 us.
+  const double was = fg::resolve(kRoot, "h200/01_cold_64/lessons.json#throughput/data/gemm_median_us");
+  char printed[16];
+  std::snprintf(printed, sizeof printed, "%.1f", was);
+  const std::string old_a = std::string(printed) + " µs, the add in",
+                    old_b = std::string("takes ~") + printed + " µs (";
+  REQUIRE(s.original_page.find(old_a) != std::string::npos);
+  REQUIRE(s.original_page.find(old_b) != std::string::npos);
+  // A claim on the same number by "key" of the fact's data (read from the recorded lessons.json).
+  const std::string key_claim =
+      "{\"page\": \"" + s.page_rel + "\", \"claims\": [{\"quote\": \"" + old_b +
+      "\", \"recording\": \"h200/01_cold_64\", \"fact\": \"throughput\", \"text\": \"t\", "
+      "\"all\": [], \"figures\": [{\"printed\": \"" +
+      printed + "\", \"key\": \"/gemm_median_us\"}]}]}\n";
+  std::ofstream(s.root / "docs/claims/key.json") << key_claim;
+  REQUIRE(s.figures("check").code == 0);
+  s.record("throughput", "gemm_median_us", was + 1.01);
+  char moved[16];
+  std::snprintf(moved, sizeof moved, "%.1f", was + 1.01);
+
+  // check fails, names the figure and writes nothing
+  auto c = s.figures("check");
+  CHECK(c.code == 1);
+  CHECK_THAT(c.err, ContainsSubstring("chapters/01_cold_64/README.md:"));
+  CHECK_THAT(c.err, ContainsSubstring(std::string("prints ") + printed + " but the recording says " + moved));
+  CHECK(proc::slurp(s.page) == s.original_page);
+  CHECK(proc::slurp(s.claims) == s.original_claims);
+  // generate does not take numbers from the recordings either
+  CHECK(s.figures("generate").code == 1);
+  CHECK(proc::slurp(s.page) == s.original_page);
+
+  // update rewrites both places on the page, nothing else, and the claims' printed and quotes
+  auto u = s.figures("update");
+  INFO(u.err);
+  CHECK(u.code == 0);
+  CHECK_THAT(u.out, ContainsSubstring(std::string(printed) + " -> " + moved));
+  const std::string want = replaced(replaced(s.original_page, old_a, std::string(moved) + " µs, the add in"),
+                                    old_b, std::string("takes ~") + moved + " µs (");
+  CHECK(proc::slurp(s.page) == want);
+  const auto claims = nlohmann::json::parse(proc::slurp(s.claims));
+  int tied = 0;
+  for (const auto& c : claims["claims"])
+    for (const auto& f : c.value("figures", nlohmann::json::array()))
+      if (f.value("ref", "") == "h200/01_cold_64/lessons.json#throughput/data/gemm_median_us") {
+        CHECK(f["printed"] == moved);
+        CHECK_THAT(c["quote"].get<std::string>(), ContainsSubstring(moved));
+        CHECK(want.find(c["quote"].get<std::string>()) != std::string::npos);
+        ++tied;
+      }
+  CHECK(tied >= 2);
+  const auto key = nlohmann::json::parse(proc::slurp(s.root / "docs/claims/key.json"));
+  CHECK(key["claims"][0]["figures"][0]["printed"] == moved);
+  CHECK(key["claims"][0]["quote"] == std::string("takes ~") + moved + " µs (");
+  // the file keeps its layout: one entry a line, only the moved figure's lines differ
+  const std::string after = proc::slurp(s.claims);
+  CHECK(std::count(after.begin(), after.end(), '\n') ==
+        std::count(s.original_claims.begin(), s.original_claims.end(), '\n'));
+  CHECK(s.figures("check").code == 0);
+  CHECK(s.figures("update").out.empty());  // nothing left to rewrite
+}
+
+TEST_CASE("figures check fails on a number edited by hand and on a stale quoted block", "[docs][cpu]") {
+  Scratch s;
+  REQUIRE(s.figures("check").code == 0);
+  SECTION("a figure edited on the page: its quote is no longer there; update does not paper over it") {
+    static const std::regex width(R"(The H200 C\+\+ run: (\d+) / )");
+    std::smatch m;
+    REQUIRE(std::regex_search(s.original_page, m, width));
+    const std::string shown = m[1].str(), other = std::to_string(std::stoi(shown) + 7);
     std::string edited = s.original_page;
     edited.replace(static_cast<size_t>(m.position(1)), shown.size(), other);
     std::ofstream(s.page) << edited;
     auto e = s.figures("check");
     CHECK(e.code == 1);
-    const int line = fg::first_difference(edited, s.original_page);
-    CHECK(e.err.find("README.md:" + std::to_string(line) + ": differs from what README.src.md generates") !=
-          std::string::npos);
+    CHECK_THAT(e.err, ContainsSubstring("chapters/01_cold_64/README.md: no longer says \""));
+    CHECK(s.figures("update").code == 1);
+    CHECK(proc::slurp(s.page) == edited);
+  }
+  SECTION("a quoted file's block edited on the page: check names it, generate puts the file back") {
+    const std::string table = proc::slurp(kRoot / "docs/parity/h200/cpp_table.txt");
+    const std::string first = table.substr(0, table.find('\n', table.find('\n') + 1));  // two lines
+    REQUIRE(s.original_page.find(first) != std::string::npos);
+    std::ofstream(s.page) << replaced(s.original_page, first, first + " (edited)");
+    auto e = s.figures("check");
+    CHECK(e.code == 1);
+    CHECK_THAT(e.err, ContainsSubstring("is not docs/parity/h200/cpp_table.txt"));
     CHECK(s.figures("generate").code == 0);
     CHECK(proc::slurp(s.page) == s.original_page);
   }
-  SECTION("the source's figure edited: check and generate fail, nothing is written; update repairs") {
-    const std::string from =
-        "{{" + shown + " h200/01_cold_64/lessons.json#step_widths/data/steps[step=2]/width_us}}";
-    std::string edited = s.source;
-    const size_t at = edited.find(from);
-    REQUIRE(at != std::string::npos);
-    edited.replace(at + 2, shown.size(), other);
-    std::ofstream(s.src) << edited;
+  SECTION("a number with a unit added to a chapter README fails until a claim or a source backs it") {
+    std::ofstream(s.page) << s.original_page << "\nThe GEMM now takes 3.2 µs.\n";
     auto e = s.figures("check");
     CHECK(e.code == 1);
-    CHECK(e.err.find("'" + other + "' but the recording says " + shown) != std::string::npos);
-    CHECK(s.figures("generate").code == 1);
-    CHECK(proc::slurp(s.page) == s.original_page);  // not written
-    auto u = s.figures("update");
-    CHECK(u.code == 0);
-    CHECK(u.out.find(other + " -> " + shown) != std::string::npos);
-    CHECK(proc::slurp(s.src) == s.source);
-    CHECK(proc::slurp(s.page) == s.original_page);
+    CHECK_THAT(e.err, ContainsSubstring("unbacked figure '3.2 µs'"));
+    std::ofstream(s.root / "docs/claims/extra.json")
+        << "{\"page\": \"" << s.page_rel
+        << "\", \"sources\": [{\"quote\": \"The GEMM now takes 3.2 µs.\", \"source\": \"calc\", \"what\": "
+           "\"x\"}]}\n";
+    CHECK(s.figures("check").code == 0);
   }
-  SECTION("bad placeholders exit 2 naming FILE:LINE, before anything is written") {
-    for (const std::string& bad :
-         {std::string("{{12 h200/99_no_such_chapter/lessons.json#x/y}}"), std::string("{{12 guess}}"),
-          std::string("{{twelve h200/x.json#/a}}"), std::string("{{12 calc"),
-          std::string("{{12 a.md#re=a|b}}"), std::string("{{/seed}}")}) {
-      INFO(bad);
-      std::ofstream(s.src) << s.source << "\nOne more line: " << bad << " us.\n";
-      std::ofstream(s.page) << "stale";
-      auto e = s.figures("generate");
-      CHECK(e.code == 2);
-      const int line = 1 + static_cast<int>(std::count(s.source.begin(), s.source.end(), '\n')) + 1;
-      CHECK(e.err.find("README.src.md:" + std::to_string(line) + ": ") != std::string::npos);
-      CHECK(proc::slurp(s.page) == "stale");
-    }
+  SECTION("a claim whose reference names no recording fails, naming it") {
+    std::ofstream(s.claims) << replaced(s.original_claims,
+                                        "h200/01_cold_64/lessons.json#throughput/data/gemm_median_us",
+                                        "h200/99_no_such/lessons.json#throughput/data/gemm_median_us");
+    auto e = s.figures("check");
+    CHECK(e.code == 1);
+    CHECK_THAT(e.err, ContainsSubstring("99_no_such"));
   }
 }
 
-TEST_CASE("a changed figure, a missing recording and an unmarked figure each fail", "[docs][cpu]") {
-  const std::string original = proc::slurp(kRoot / "chapters/01_cold_64/README.src.md");
-  // The first sourced placeholder of chapter 01's steps (a step width) and the number in it.
-  std::smatch m;
-  static const std::regex marked(
-      R"(\{\{(\d+) h200/01_cold_64/lessons\.json#step_widths/data/steps\[step=2\]/width_us\}\})");
-  REQUIRE(std::regex_search(original, m, marked));
-  const std::string shown = m[1].str();
-  const std::string changed_number = std::to_string(std::stoi(shown) + 7);
-  fg::Options strict;
-  strict.require_marks = true;
-  SECTION("the library names the figure; update puts the recorded value back") {
-    std::string text = original;
-    text.replace(static_cast<size_t>(m.position(1)), shown.size(), changed_number);
-    fg::Result r = fg::process(kRoot, text, strict);
-    REQUIRE(r.problems.size() == 1);
-    CHECK_FALSE(r.problems[0].bad);
-    CHECK(r.problems[0].message.find("'" + changed_number + "' but the recording says " + shown) !=
-          std::string::npos);
-    fg::Options update = strict;
-    update.update = true;
-    fg::Result u = fg::process(kRoot, text, update);
-    CHECK(u.problems.empty());
-    CHECK(text == original);
-    CHECK(u.page == proc::slurp(kRoot / "chapters/01_cold_64/README.md"));
-  }
-  SECTION("a placeholder whose recording is missing fails (never skips)") {
-    std::string text = "took {{5 h200/99_no_such_chapter/lessons.json#step_widths/data/first_us}} µs\n";
-    fg::Result r = fg::process(kRoot, text, strict);
-    REQUIRE(r.problems.size() == 1);
-    CHECK(r.problems[0].bad);
-    CHECK(r.problems[0].message.find("missing recording") != std::string::npos);
-  }
-  SECTION("a new figure with no placeholder fails; a labelled one passes") {
-    std::string text = original + "\nThe GEMM now takes 3.2 µs.\n";
-    fg::Result r = fg::process(kRoot, text, strict);
-    REQUIRE(r.problems.size() == 1);
-    CHECK(r.problems[0].message.find("unbacked figure '3.2") != std::string::npos);
-    std::string labelled = original + "\nThe original post measured {{3.2 seed}} µs.\n";
-    CHECK(fg::process(kRoot, labelled, strict).problems.empty());
-    std::string passage = original + "\n{{#seed}}The post measured 3.2 µs\nand 4.1 µs.{{/seed}}\n";
-    CHECK(fg::process(kRoot, passage, strict).problems.empty());
-  }
-  SECTION("a quoted file is copied in whole; a figure in an unquoted code block fails") {
-    std::string text = original;
-    fg::Result r = fg::process(kRoot, text, strict);
-    CHECK(r.blocks == 2);
-    CHECK(r.page.find(proc::slurp(kRoot / "docs/parity/h200/cpp_table.txt")) != std::string::npos);
-    text += "\n```\nSelf CPU time total: 12.5 us\n```\n";
-    r = fg::process(kRoot, text, strict);
-    REQUIRE(r.problems.size() == 1);
-    CHECK(r.problems[0].message.find("in a code block") != std::string::npos);
-  }
+TEST_CASE("figures convert: a source's placeholders become claims, its page plain", "[docs][cpu]") {
+  const fs::path root = proc::scratch("docs_convert");
+  fs::create_directories(root / "chapters/01_x");
+  fs::create_directory_symlink(kRoot / "expected_output", root / "expected_output");
+  const std::string ref = "h200/01_cold_64/lessons.json#throughput/data/gemm_median_us";
+  const double v = fg::resolve(kRoot, ref);
+  char n[16];
+  std::snprintf(n, sizeof n, "%.1f", v);
+  const std::string src = std::string("# X\n\nThe GEMM takes {{") + n + " " + ref +
+                          "}} µs on the H200, against {{989 datasheet}} TFLOP/s of peak.\n\n{{#seed}}\nThe "
+                          "post measured 23 µs on the A100.\n{{/seed}}\n";
+  std::ofstream(root / "chapters/01_x/README.src.md") << src;
+  // a stale page is refused: nothing is written
+  std::ofstream(root / "chapters/01_x/README.md") << "stale\n";
+  auto e = proc::run(proc::bin("figures"), {"convert", "--root", root.string()});
+  CHECK(e.code == 1);
+  CHECK_THAT(e.err, ContainsSubstring("not converted"));
+  CHECK(fs::exists(root / "chapters/01_x/README.src.md"));
+  CHECK(proc::run(proc::bin("figures"), {"check", "--root", root.string()}).code == 1);  // a source is left
+  std::string page = src;
+  fg::Options o;
+  o.source_name = "README.src.md";
+  std::ofstream(root / "chapters/01_x/README.md") << fg::process(kRoot, page, o).page;
+  e = proc::run(proc::bin("figures"), {"convert", "--root", root.string()});
+  INFO(e.err);
+  CHECK(e.code == 0);
+  CHECK_FALSE(fs::exists(root / "chapters/01_x/README.src.md"));
+  const std::string plain =
+      std::string("# X\n\nThe GEMM takes ") + n +
+      " µs on the H200, against 989 TFLOP/s of peak.\n\nThe post measured 23 µs on the A100.\n";
+  CHECK(proc::slurp(root / "chapters/01_x/README.md") == plain);
+  const auto j = nlohmann::json::parse(proc::slurp(root / "docs/claims/01_x.json"));
+  CHECK(j["page"] == "chapters/01_x/README.md");
+  REQUIRE(j["claims"].size() == 1);
+  CHECK(j["claims"][0]["figures"][0]["printed"] == n);
+  CHECK(j["claims"][0]["figures"][0]["ref"] == ref);
+  REQUIRE(j["sources"].size() == 2);
+  CHECK(j["sources"][0]["source"] == "datasheet");
+  CHECK(j["sources"][1]["source"] == "seed");
+  CHECK(j["sources"][1]["quote"] == "The post measured 23 µs on the A100.");
+  CHECK(proc::run(proc::bin("figures"), {"check", "--root", root.string()}).code == 0);
+  fs::remove_all(root);
 }
 
 TEST_CASE("figures: the page drops marker-only lines and keeps everything else", "[docs][cpu]") {

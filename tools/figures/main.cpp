@@ -1,21 +1,23 @@
-// figures generate|check|update [SOURCE...] [--root DIR]: the pages generated from Markdown
-// sources (NAME.src.md -> NAME.md) and the figures they quote from the recordings in
-// expected_output/ and docs/. `./workbook docs` runs it. See include/workbook/figures.hpp.
-//   generate  write each page from its source; refuses (exit 1, nothing written) while a figure
-//             differs from its recording or is unbacked
-//   check     every figure agrees with its recording at the printed precision, every page is what
-//             its source generates, no page holds a <!--fig marker; exit 1 otherwise
-//   update    rewrite the sources' figures from the recordings, then write the pages
+// figures check|generate|update|claims|convert [--root DIR]: the numbers the pages print, tied to
+// the recordings in expected_output/ and docs/ by the claims files (docs/claims/*.json; see
+// include/workbook/claim_figures.hpp and docs/claims/README.md). `./workbook docs` runs it.
+//   check     every claim's quote is in its page, every figure quoted by "ref" agrees with its
+//             recording at the printed precision, every quoted block (a file, the cheatsheet
+//             table) is what it quotes, every picture is what its recording draws, and no
+//             NAME.src.md source is left; exit 1 otherwise, nothing written
+//   generate  write the quoted blocks and pictures that differ; check the figures (exit 1 while
+//             one differs from its recording)
+//   update    also rewrite each figure that moved after a re-record: the number in the page, the
+//             claim's "printed" and every quote that holds it; prints each change
 //   claims    the sentences of the chapter READMEs, the chapters' lesson texts, the answer key and
 //             docs/performance.md that state a number, a comparison or a cause, and for each the
 //             claim or source (docs/claims/*.json) that covers it (include/workbook/sentences.hpp);
 //             --list prints every one; exit 1 while one is neither covered nor on its page's
 //             todo list, or a todo entry is stale
-// The pictures drawn from the recordings (include/workbook/pictures.hpp) go with the pages:
-// generate and update write each one that differs from what its recording draws, check fails on
-// one that differs.
-// A bad placeholder (syntax, unknown label, a reference that resolves to nothing) exits 2 naming
-// FILE:LINE, before anything is written. Every file is written atomically.
+//   convert   one-time: turn the NAME.src.md sources' placeholders (include/workbook/figures.hpp)
+//             into claims, write the pages plain and remove the sources (--dry-run: report only)
+// The pictures drawn from the recordings (include/workbook/pictures.hpp) go with the pages.
+// Every file is written atomically.
 #include <CLI/CLI.hpp>
 
 #include <fstream>
@@ -25,6 +27,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "workbook/claim_figures.hpp"
 #include "workbook/figures.hpp"
 #include "workbook/fs_util.hpp"
 #include "workbook/pictures.hpp"
@@ -35,69 +38,11 @@ namespace fg = wb::figures;
 
 namespace {
 
-struct Done {
-  fg::FileSet file;
-  std::string name;          // as printed: relative to the root
-  std::string source, page;  // the source after the update; the page it generates
-  fg::Result result;
-};
-
 using wb::read_file;
 
 std::string shown(const fs::path& p, const fs::path& root) {
   std::string name = fs::relative(p, root).string();
   return name.rfind("..", 0) == 0 ? p.string() : name;
-}
-
-Done run_one(const fg::FileSet& f, const std::string& root, bool update) {
-  Done d{f, shown(f.path, root), read_file(f.path), {}, {}};
-  fg::Options o;
-  o.update = update;
-  o.require_marks = f.require_marks;
-  o.source_name = f.path.filename().string();
-  d.result = fg::process(root, d.source, o);
-  d.page = d.result.page;
-  for (const auto& c : d.result.changes)
-    std::cout << d.name << ":" << c.line << ": " << c.old_text << " -> " << c.new_text << "  [" << c.ref
-              << "]" << (update ? "" : " (differs)") << "\n";
-  for (const auto& p : d.result.problems) std::cerr << d.name << ":" << p.line << ": " << p.message << "\n";
-  return d;
-}
-
-// check: the pages on disk are what the sources generate; no plain page holds a figure marker.
-int stale_pages(const std::vector<Done>& done, const std::vector<fs::path>& plain, const fs::path& root) {
-  int n = 0;
-  for (const auto& d : done) {
-    const fs::path page = fg::page_of(d.file.path);
-    const std::string have = fs::exists(page) ? read_file(page) : std::string();
-    if (have == d.page) continue;
-    ++n;
-    std::cerr << shown(page, root) << ":" << fg::first_difference(have, d.page) << ": differs from what "
-              << d.file.path.filename().string() << " generates: run ./workbook docs\n";
-  }
-  for (const auto& p : plain) {
-    const std::string text = read_file(p);
-    const size_t at = text.find("<!--fig");
-    if (at == std::string::npos) continue;
-    ++n;
-    std::cerr << shown(p, root) << ":"
-              << 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')
-              << ": a <!--fig marker: write the page as NAME.src.md with {{...}} placeholders\n";
-  }
-  return n;
-}
-
-int write_all(const std::vector<Done>& done, bool update, const fs::path& root) {
-  int written = 0;
-  for (const auto& d : done) {
-    const fs::path page = fg::page_of(d.file.path);
-    if (update && !d.result.changes.empty()) wb::write_file_atomic(d.file.path, d.source);
-    if (fs::exists(page) && read_file(page) == d.page) continue;
-    wb::write_file_atomic(page, d.page);
-    std::cerr << "figures: wrote " << shown(page, root) << "\n";
-    ++written;
-  }
-  return written;
 }
 
 // The pictures of the pages under `root`: drawn from their recordings, compared with the files
@@ -119,7 +64,7 @@ int pictures_pass(const fs::path& root, bool write) {
     if (fs::exists(file) && read_file(file) == drawn) continue;
     if (!write) {
       std::cerr << pic.file << ": " << (fs::exists(file) ? "differs from" : "missing: drawn from")
-                << " its recording: run ./workbook docs --update\n";
+                << " its recording: run figures update (./workbook docs --update)\n";
       ++bad;
       continue;
     }
@@ -130,11 +75,34 @@ int pictures_pass(const fs::path& root, bool write) {
   return bad;
 }
 
-std::vector<fs::path> plain_pages(const fs::path& root) {
-  std::vector<fs::path> plain;
-  for (const auto& p : fg::pages(root))
-    if (!fs::exists(p.parent_path() / (p.stem().string() + ".src.md"))) plain.push_back(p);
-  return plain;
+// No page a learner reads holds a <!--fig marker, and no NAME.src.md source is left (the
+// sources became plain pages and claims: `figures convert`).
+int leftovers(const fs::path& root) {
+  int n = 0;
+  for (const auto& p : fg::pages(root)) {
+    const std::string text = read_file(p);
+    const size_t at = text.find("<!--fig");
+    if (at == std::string::npos) continue;
+    ++n;
+    std::cerr << shown(p, root) << ":"
+              << 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')
+              << ": a <!--fig marker: tie the figure with a claim (docs/claims/README.md)\n";
+  }
+  for (const auto& f : fg::default_files(root)) {
+    ++n;
+    std::cerr << shown(f.path, root) << ": a source with placeholders: run figures convert\n";
+  }
+  return n;
+}
+
+int convert(const fs::path& root, bool write) {
+  const fg::Conversion c = fg::convert_sources(root, write);
+  for (const auto& n : c.notes) std::cerr << n << "\n";
+  for (const auto& p : c.problems) std::cerr << p << "\n";
+  std::cerr << "figures convert: " << c.sources << " sources" << (write ? " converted" : " to convert")
+            << ": " << c.claims << " claims with figures, " << c.labelled << " sources (labels), " << c.blocks
+            << " quoted blocks; " << c.problems.size() << " problems\n";
+  return c.problems.empty() ? 0 : 1;
 }
 
 // `figures claims`: sentence coverage of the pages (all, or the PAGEs given relative to the root).
@@ -207,59 +175,60 @@ int claims_report(const std::string& root, const std::vector<std::string>& only,
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"figures: pages generated from Markdown sources, their figures tied to the recordings"};
+  CLI::App app{"figures: the numbers the pages print, tied to the recordings by docs/claims/"};
   std::string mode, root = WORKBOOK_ROOT;
-  std::vector<std::string> files;
-  bool strict = false;
-  app.add_option("mode", mode, "generate, check, update or claims")
+  app.add_option("mode", mode, "check, generate, update, claims or convert")
       ->required()
-      ->check(CLI::IsMember({"generate", "check", "update", "claims"}));
-  app.add_option("sources", files, "NAME.src.md files (default: every source of the workbook)");
-  app.add_option("--root", root, "the repository root")->check(CLI::ExistingDirectory);
-  app.add_flag("--require-marks", strict,
-               "every number-with-unit in the SOURCEs must be a placeholder or labelled");
-  bool list = false, todo_out = false;
+      ->check(CLI::IsMember({"check", "generate", "update", "claims", "convert"}));
+  std::vector<std::string> files;
+  app.add_option("pages", files, "claims: the pages to report (default: every page the coverage reads)");
+  app.add_option("--root", root, "the repository root")->check(CLI::ExistingDirectory)->capture_default_str();
+  app.footer(
+      "Modes:\n"
+      "  check     quotes in their pages, figures by \"ref\"/\"key\" on their recordings, quoted blocks,\n"
+      "            pictures, no NAME.src.md left; writes nothing, exit 1 on a problem\n"
+      "  generate  write the quoted blocks and pictures that differ; check the figures\n"
+      "  update    also rewrite each figure that moved, in the page and its claims (after a re-record)\n"
+      "  claims    sentence coverage of the pages by the claims files (docs/claims/todo/ the backlog)\n"
+      "  convert   one-time: NAME.src.md placeholders -> claims, plain pages (scripts/convert_pages.sh)\n"
+      "See docs/claims/README.md.");
+  bool list = false, todo_out = false, dry = false;
   app.add_flag("--list", list, "claims: print every sentence that states something, with what covers it");
   app.add_flag("--write-todo", todo_out,
                "claims: write each page's uncovered sentences to docs/claims/todo/ (the backlog)");
-  CLI11_PARSE(app, argc, argv);
+  app.add_flag("--dry-run", dry, "convert: report what would be converted, write nothing");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help exits 0; a bad command line 2
+  }
   if (mode == "claims") return claims_report(root, files, list, todo_out);
-
-  std::vector<fg::FileSet> set = files.empty() ? fg::default_files(root) : std::vector<fg::FileSet>{};
-  for (const auto& f : files) {
-    if (!fs::exists(f) || !fg::is_source(f)) {
-      std::cerr << "figures: " << f << (fs::exists(f) ? " is not a NAME.src.md source" : ": no such file")
-                << "\n";
-      return 2;
-    }
-    set.push_back({f, strict});
-  }
-  std::vector<Done> done;
-  int bad = 0, problems = 0, changes = 0, sourced = 0, labelled = 0, blocks = 0;
-  for (const auto& f : set) {
-    done.push_back(run_one(f, root, mode == "update"));
-    const fg::Result& r = done.back().result;
-    for (const auto& p : r.problems) (p.bad ? bad : problems) += 1;
-    changes += static_cast<int>(r.changes.size());
-    sourced += r.sourced, labelled += r.labelled, blocks += r.blocks;
-  }
-  const std::vector<fs::path> plain = files.empty() ? plain_pages(root) : std::vector<fs::path>{};
-  const int stale = bad == 0 && mode == "check" ? stale_pages(done, plain, root) : 0;
-  const int written =
-      bad == 0 && problems == 0 && mode != "check" ? write_all(done, mode == "update", root) : 0;
-  const int pictures = files.empty() && bad == 0 ? pictures_pass(root, mode != "check" && problems == 0) : 0;
-  std::cerr << "figures: " << set.size() << " sources, " << sourced << " sourced figures, " << blocks
-            << " quoted files, " << labelled << " labelled; " << changes
-            << (mode == "update" ? " rewritten, " : " differ, ") << bad << " bad placeholders, " << problems
-            << " problems" << (mode == "check" ? ", " + std::to_string(stale) + " stale pages" : "")
-            << (mode != "check" ? ", " + std::to_string(written) + " pages written" : "")
-            << (pictures ? ", " + std::to_string(pictures) + " pictures off their recordings" : "") << "\n";
-  if (bad) {
-    std::cerr << "figures: bad placeholders (see above); nothing written\n";
+  if (!files.empty()) {
+    std::cerr << "figures " << mode << ": takes no files (it reads every claims file under docs/claims/)\n";
     return 2;
   }
-  if (problems && mode != "check")
-    std::cerr << "figures: nothing written; fix the sources (or take the recorded values: ./workbook docs "
-                 "--update)\n";
-  return problems || stale || pictures ? 1 : 0;
+  if (mode == "convert") return convert(root, !dry);
+  const fg::Mode m = mode == "check"    ? fg::Mode::Check
+                     : mode == "update" ? fg::Mode::Update
+                                        : fg::Mode::Generate;
+  fg::ClaimsPass pass;
+  try {
+    pass = fg::claims_pass(root, m);
+  } catch (const std::exception& e) {
+    std::cerr << "figures: " << e.what() << "\n";
+    return 2;
+  }
+  for (const auto& c : pass.changes) std::cout << c << "\n";
+  for (const auto& p : pass.problems) std::cerr << p << "\n";
+  for (const auto& w : pass.written) std::cerr << "figures: wrote " << w << "\n";
+  const int left = leftovers(root);
+  const int pictures = pictures_pass(root, m != fg::Mode::Check);
+  std::cerr << "figures: " << pass.quotes << " quotes, " << pass.figures << " figures by ref, "
+            << pass.key_figures << " by key (" << pass.key_only
+            << " more recomputed by tests/test_claims.cpp only), " << pass.blocks << " quoted blocks; "
+            << pass.changes.size() << (m == fg::Mode::Update ? " rewritten, " : " differ, ")
+            << pass.problems.size() << " problems"
+            << (left ? ", " + std::to_string(left) + " leftover markers or sources" : "")
+            << (pictures ? ", " + std::to_string(pictures) + " pictures off their recordings" : "") << "\n";
+  return pass.problems.empty() && !left && !pictures ? 0 : 1;
 }

@@ -356,59 +356,6 @@ PageCoverage page_coverage_of(const std::string& page, const std::string& text,
   return pc;
 }
 
-namespace {
-
-// The spans of a generated page that come from placeholder lines of its source: each source line
-// with a placeholder, as the page prints it (a placeholder becomes its number, a passage marker
-// nothing), found in the page's normalized text. `by` says which kind: a figure from a recording
-// or a file, or a label (seed, datasheet, calc, spec); a line inside a labelled passage counts as
-// that label.
-struct Span {
-  size_t begin = 0, end = 0;
-  std::string by;
-};
-std::vector<Span> placeholder_spans(const std::string& source, const std::string& norm_page) {
-  static const std::regex marker(R"(\{\{[#/](\w+)\}\})");
-  static const std::regex figure(R"(\{\{([^ {}|]+) ([^{}|]+)\}\})");
-  std::vector<Span> out;
-  std::istringstream in(source);
-  std::string passage;  // the label of the passage we are in ("" outside)
-  size_t cursor = 0;
-  for (std::string line; std::getline(in, line);) {
-    std::string label = passage;
-    for (std::sregex_iterator m(line.begin(), line.end(), marker), e; m != e; ++m) {
-      const bool opens = (*m)[0].str()[2] == '#';
-      if (opens)
-        label = passage = (*m)[1].str();
-      else
-        passage.clear();
-    }
-    bool sourced = false, labelled = !label.empty();
-    for (std::sregex_iterator m(line.begin(), line.end(), figure), e; m != e; ++m) {
-      const std::string ref = (*m)[2].str();
-      if (ref.find('#') != std::string::npos)
-        sourced = true;
-      else if (ref.rfind("include ", 0) != 0)
-        labelled = true, label = label.empty() ? ref : label;
-    }
-    if (!sourced && !labelled) continue;
-    std::string text = std::regex_replace(std::regex_replace(line, marker, ""), figure, "$1");
-    text = normalized(detail::trim(text));
-    static const std::regex item(R"(^([-*+]|\d+\.)\s+)");
-    text = std::regex_replace(text, item, "");
-    if (text.size() < 12) continue;
-    size_t at = norm_page.find(text, cursor);
-    if (at == std::string::npos) at = norm_page.find(text);
-    if (at == std::string::npos) continue;
-    cursor = at;
-    out.push_back({at, at + text.size(),
-                   sourced ? "placeholders (figures tied to recordings)" : "placeholders (" + label + ")"});
-  }
-  return out;
-}
-
-}  // namespace
-
 PageCoverage page_coverage(const fs::path& root, const std::string& page) {
   std::vector<std::string> files;
   std::vector<fs::path> paths;
@@ -428,29 +375,7 @@ PageCoverage page_coverage(const fs::path& root, const std::string& page) {
     pc.problems.push_back("no page " + page);
     return pc;
   }
-  PageCoverage pc = page_coverage_of(page, detail::slurp(root / page), files);
-  // A generated page: what its source's placeholders tie covers the sentences they sit in.
-  const fs::path twin = (root / page).parent_path() / (fs::path(page).stem().string() + ".src.md");
-  if (detail::ends_with(page, ".md") && fs::exists(twin)) {
-    const std::string norm = normalized(detail::slurp(root / page));
-    const std::vector<Span> spans = placeholder_spans(detail::slurp(twin), norm);
-    for (size_t i = 0; i < pc.sentences.size(); ++i) {
-      const Sentence& s = pc.sentences[i];
-      if (!pc.covers[i].by.empty() || s.begin == std::string::npos) continue;
-      for (const auto& sp : spans) {
-        const size_t lo = std::max(sp.begin, s.begin), hi = std::min(sp.end, s.end);
-        if (hi > lo && hi - lo >= std::min<size_t>(8, s.end - s.begin)) {
-          pc.covers[i].by = sp.by;
-          if (pc.covers[i].todo)
-            pc.problems.push_back(page + ": a todo entry names \"" + s.text.substr(0, 60) +
-                                  "\", covered by " + sp.by + ": take it off the list");
-          pc.covers[i].todo = false;
-          break;
-        }
-      }
-    }
-  }
-  return pc;
+  return page_coverage_of(page, detail::slurp(root / page), files);
 }
 
 }  // namespace wb::figures

@@ -20,47 +20,6 @@ namespace {
 const std::vector<std::string> kLabels = {"seed", "datasheet", "calc", "spec"};
 bool is_label(const std::string& s) { return std::find(kLabels.begin(), kLabels.end(), s) != kLabels.end(); }
 
-// ---- numbers as printed ----------------------------------------------------------------
-
-int decimals(const std::string& num) {
-  auto dot = num.find('.');
-  return dot == std::string::npos ? 0 : static_cast<int>(num.size() - dot - 1);
-}
-
-double to_double(std::string num) {
-  num.erase(std::remove(num.begin(), num.end(), ','), num.end());
-  return std::stod(num);
-}
-
-std::string format_like(double v, const std::string& like) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals(like), v);
-  std::string s = buf;
-  if (like.find(',') == std::string::npos) return s;
-  std::string sign = s[0] == '-' ? "-" : "";
-  if (!sign.empty()) s.erase(0, 1);
-  auto dot = s.find('.');
-  std::string ip = s.substr(0, dot), fp = dot == std::string::npos ? "" : s.substr(dot);
-  std::string grouped;
-  for (size_t i = 0; i < ip.size(); ++i) {
-    if (i > 0 && (ip.size() - i) % 3 == 0) grouped += ',';
-    grouped += ip[i];
-  }
-  return sign + grouped + fp;
-}
-
-bool agrees(const std::string& printed, double value) {
-  double tol = 0.5 * std::pow(10.0, -decimals(printed)) * (1 + 1e-9) + 1e-12;
-  return std::fabs(to_double(printed) - value) <= tol;
-}
-
-// Numbers that must be backed: a number (or a range/list of them) followed by a unit.
-const std::regex& figure_re() {
-  static const std::regex re(
-      R"((^|[^\w.#/-])((\d[\d,]*(?:\.\d+)?)(?:\s?(?:–|-|/|to|vs|→)\s?~?\d[\d,]*(?:\.\d+)?)*)\s?(ns|µs|us|ms|s|TFLOP/s|GFLOP/s|TB/s|GB/s|MB/s|KB|MB|GB|KiB|MiB|B|%|x|×)(?![A-Za-z0-9]))");
-  return re;
-}
-
 std::string join_lines(const std::vector<std::string>& lines) {
   std::string out;
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -68,15 +27,6 @@ std::string join_lines(const std::vector<std::string>& lines) {
     out += lines[i];
   }
   return out;
-}
-
-// A quoted file's lines, verbatim but for carriage returns and trailing blank lines.
-std::vector<std::string> file_lines(const std::string& text) {
-  std::vector<std::string> v = split(text, '\n');
-  for (auto& l : v)
-    if (ends_with(l, "\r")) l.pop_back();
-  while (!v.empty() && trim(v.back()).empty()) v.pop_back();
-  return v;
 }
 
 bool is_comment_line(const std::string& line) {
@@ -111,6 +61,8 @@ struct State {
 struct LineOut {
   std::string source, page;
   std::vector<Span> covered;
+  std::vector<std::pair<std::string, std::string>> figures;
+  std::vector<std::string> labels;
   bool markers_only = true;  // nothing but passage markers and white space
 };
 
@@ -129,6 +81,7 @@ void figure(State& st, const std::string& body, LineOut& out) {
   const std::string rest = trim(m[2].str());
   if (is_label(rest)) {
     ++st.res.labelled;
+    out.labels.push_back(rest);
   } else if (rest.find('#') == std::string::npos) {
     st.problem("unknown label '" + rest + "' (seed, datasheet, calc, spec) and not FILE#SELECTOR", true);
   } else {
@@ -149,6 +102,7 @@ void figure(State& st, const std::string& body, LineOut& out) {
     }
   }
   out.source += "{{" + printed + " " + rest + "}}";
+  if (!is_label(rest) && rest.find('#') != std::string::npos) out.figures.push_back({printed, rest});
   out.covered.push_back({out.page.size(), out.page.size() + printed.size()});
   out.page += printed;
   out.markers_only = false;
@@ -165,6 +119,7 @@ void passage_marker(State& st, const std::string& body, LineOut& out) {
       st.problem("{{#" + label + "}} inside the passage opened on line " + std::to_string(st.passage_line),
                  true);
     st.passage = label;
+    out.labels.push_back(label);
     st.passage_line = st.lineno;
     ++st.res.labelled;
   } else if (st.passage != label) {
@@ -191,6 +146,7 @@ size_t next_placeholder(const std::string& line, size_t pos) {
 // A prose line: its placeholders replaced. Returns the page text and the spans that are backed.
 LineOut prose_line(State& st, const std::string& line) {
   LineOut out;
+  if (st.passage) out.labels.push_back(*st.passage);
   const size_t passage_start = st.passage ? 0 : std::string::npos;
   size_t open_at = passage_start;  // where the open passage starts in out.page
   std::vector<Span> passages;
@@ -261,6 +217,10 @@ void code_line(State& st, const std::string& line) {
     try {
       const fs::path p = source_path(st.root, file);
       if (!fs::exists(p)) throw FigureError("missing recording " + file);
+      Placed pl;
+      pl.page_line = static_cast<int>(st.page_out.size());
+      pl.include = file;
+      st.res.placed.push_back(pl);
       for (auto& l : file_lines(slurp(p))) st.page_out.push_back(l);
       ++st.res.blocks;
     } catch (const FigureError& e) {
@@ -286,6 +246,10 @@ void one_line(State& st, const std::string& line) {
   if (st.in_code) return code_line(st, line);
   if (trim(line) == "{{cheatsheet}}") {  // the lesson facts' cheatsheet table, from their registry
     st.source_out.push_back(line);
+    Placed pl;
+    pl.page_line = static_cast<int>(st.page_out.size());
+    pl.cheatsheet = true;
+    st.res.placed.push_back(pl);
     for (auto& l : split(cheatsheet_markdown(), '\n')) st.page_out.push_back(l);
     st.skip_blank = false;
     return;
@@ -300,11 +264,14 @@ void one_line(State& st, const std::string& line) {
   st.skip_blank = false;
   // A line of passage markers only, or a whole-line HTML comment (a note for the source's
   // authors, such as a snippet check's <!-- snippet: FILE#NAME -->): not on the page.
-  if (!blank && (out.markers_only || is_comment_line(line))) {
+  if (!blank && (out.markers_only || (is_comment_line(line) && !st.opts.keep_comments))) {
     st.skip_blank = st.page_out.empty() || trim(st.page_out.back()).empty();
     return;
   }
   if (st.opts.require_marks) require_marks(st, out);
+  if (!out.figures.empty() || !out.labels.empty())
+    st.res.placed.push_back(
+        {static_cast<int>(st.page_out.size()), out.page, out.figures, out.labels, "", false});
   st.page_out.push_back(out.page);
 }
 

@@ -150,7 +150,7 @@ struct FactInfo {
   std::string_view title;
 };
 const std::vector<FactInfo>& all_facts();
-// docs/cheatsheet.md's table, generated from the facts' registry (./workbook docs): a header,
+// docs/cheatsheet.md's table, written from the facts' registry (./workbook docs): a header,
 // then each fact's cheatsheet rows in teaching order (pattern | in the table | in the trace |
 // chapter | inspect rule), one line each, no trailing newline.
 std::string cheatsheet_markdown();  // in teaching order

@@ -1,11 +1,14 @@
 #pragma once
 // Figures in the workbook's Markdown, tied to the recordings they quote.
 //
-// A page that quotes measured figures is written as a source, NAME.src.md, and the page a
-// learner reads, NAME.md beside it, is generated from it (`./workbook docs`, which runs
-// `figures generate`). The page holds plain text: its first line says where it comes from,
+// resolve() reads the value a reference (FILE#SELECTOR, below) names; the claims files'
+// figures use it (claim_figures.hpp, docs/claims/README.md): the pages are plain Markdown.
+//
+// The rest is the placeholder syntax of the NAME.src.md sources the pages were once generated
+// from (the page NAME.md beside each, its first line
 //   <!-- generated from NAME.src.md by ./workbook docs: edit that file -->
-// and the rest is the source with every placeholder replaced by the number it prints.
+// ). `figures convert` reads them once, with process() below, to turn them into claims; it is
+// kept until every branch's sources are converted.
 //
 // Placeholders (a source's only machinery; none holds '|' or '}}'):
 //   {{174 h200/01_cold_64/lessons.json#step_widths/data/first_us}}
@@ -50,8 +53,6 @@
 //
 // With require_marks (chapter READMEs), every number followed by a unit (us, ms, %, x,
 // TFLOP/s, ...) outside an included code block must be a placeholder or in a labelled passage.
-// A chapter README with no README.src.md beside it is a plain page: it is only checked for
-// leftover <!--fig markers (its figures are backed by docs/claims/, see docs/claims/README.md).
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -78,7 +79,20 @@ struct Change {
   int line = 0;
   std::string old_text, new_text, ref;
 };
+// A page line that a source's placeholders tie (what `figures convert` turns into claims):
+// its text as the page prints it, the figures from recordings on it (printed, FILE#SELECTOR),
+// the labels on it (a labelled figure, or a labelled passage it lies in), or the file a
+// fenced code block quotes / the cheatsheet table starting there.
+struct Placed {
+  int page_line = 0;  // 0-based, in the page without its generated first line
+  std::string text;
+  std::vector<std::pair<std::string, std::string>> figures;
+  std::vector<std::string> labels;
+  std::string include;      // {{include FILE}}: the block's first line is page_line
+  bool cheatsheet = false;  // {{cheatsheet}}: the table's first line is page_line
+};
 struct Result {
+  std::vector<Placed> placed;
   std::vector<Problem> problems;  // check failures (in update mode: what could not be fixed)
   std::vector<Change> changes;    // numbers that differ from the recording (update: rewritten)
   int sourced = 0, labelled = 0, blocks = 0;
@@ -90,6 +104,8 @@ struct Options {
   bool update = false;                        // rewrite the numbers in `source` from the recordings
   bool require_marks = false;                 // every number-with-unit a placeholder or labelled
   std::string source_name = "README.src.md";  // named in the page's first line
+  bool keep_comments = false;                 // keep whole-line HTML comments on the page (`figures convert`:
+                                              // the snippet check's marks stay with the plain page)
 };
 
 // Checks one source (and in update mode rewrites its numbers in place); fills Result::page.

@@ -19,6 +19,7 @@
 //   "sources": [{"quote": ..., "source": "datasheet", "what": "H200 product brief"}]
 //              a sentence that is not about a recording, and the source it comes from:
 //              datasheet, seed (the post's A100 run), calc (napkin arithmetic from the shapes),
+//              spec (a threshold a lesson or a test states),
 //              code (what the program or a library does), definition, bench (a file under
 //              docs/bench/, named in "what"), probe (/work/shared/reference figures, named)
 //   or, for a page of bench results, a whole section:
@@ -32,11 +33,6 @@
 //              docs/claims/todo/*.json ({"page", "todo"}); `figures claims --write-todo` writes
 //              them from what is uncovered. An entry that starts no sentence, or a sentence that
 //              is covered, is a problem: the list only shrinks.
-// On a page generated from NAME.src.md, a sentence is also covered by the source's placeholders:
-// a source line with a figure from a recording or a file ({{174 FILE#SEL}}), or a labelled one
-// ({{989 datasheet}}, a {{#seed}} passage), found in the page as it prints, covers the sentences
-// it overlaps (its numbers are tied; a relation it states needs a claim). The report names it
-// "placeholders (...)". This is the transition: the placeholders are to become claims.
 // A sentence is covered when a claim's or a source's quote overlaps it in the page (the quote
 // inside the sentence, the sentence inside the quote, or a quote across sentences that holds at
 // least 12 characters of it). Quotes are matched as tests/claims.hpp matches them: HTML comments
