@@ -211,6 +211,9 @@ int main(int argc, char** argv) {
   const fg::Mode m = mode == "check"    ? fg::Mode::Check
                      : mode == "update" ? fg::Mode::Update
                                         : fg::Mode::Generate;
+  // The pictures first: some figures are read from a picture (its titles), so a picture redrawn
+  // from a new recording must be on disk before those figures are read.
+  const int pictures = pictures_pass(root, m != fg::Mode::Check);
   fg::ClaimsPass pass;
   try {
     pass = fg::claims_pass(root, m);
@@ -222,7 +225,6 @@ int main(int argc, char** argv) {
   for (const auto& p : pass.problems) std::cerr << p << "\n";
   for (const auto& w : pass.written) std::cerr << "figures: wrote " << w << "\n";
   const int left = leftovers(root);
-  const int pictures = pictures_pass(root, m != fg::Mode::Check);
   std::cerr << "figures: " << pass.quotes << " quotes, " << pass.figures << " figures by ref, "
             << pass.key_figures << " by key (" << pass.key_only
             << " more recomputed by tests/test_claims.cpp only), " << pass.blocks << " quoted blocks; "
