@@ -8,7 +8,12 @@
 #   OUT=out-chapters scripts/gpu/chapters_check.sh
 #
 # Look at: summary.txt, every line "rc=0" (3: a lesson failed or --compare found a
-# difference; 2: a refused flag; 1: an error), and "NOT OK" absent.
+# difference; 2: a refused flag; 1: an error), and "NOT OK" absent. Two runs below end in rc=3 by
+# design, and the summary says so: chapter 05's `--census after` (the census cannot subscribe once
+# Kineto has: its lesson is n/a) and chapter 07's `--variant handwritten` alone (`fusion_pays`
+# needs eager's trace from the same run: "could not be measured"). Chapter 11 and 05 across
+# variants compare with the recording's comparison.json: a stale one (the chapter's code changed
+# since it was recorded) shows as [DIFF] on the reference side.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT:?set OUT to the folder that comes back}"
@@ -35,8 +40,10 @@ for ch in "${chapters[@]}"; do
 done
 # The CUDA-only variants on their own (--variant NAME refuses with exit 2 where one cannot run).
 [ -x "$B/bin/05_compiled_addmm" ] && run 05_compiled_addmm.graph 05_compiled_addmm --variant graph
-[ -x "$B/bin/05_compiled_addmm" ] && run 05_compiled_addmm.census_after 05_compiled_addmm --census after
-[ -x "$B/bin/07_geglu_mlp" ] && run 07_geglu_mlp.handwritten 07_geglu_mlp --variant handwritten
+[ -x "$B/bin/05_compiled_addmm" ] && run 05_compiled_addmm.census_after 05_compiled_addmm --census after \
+  && say "  (rc=3 expected there: the census after profiling is n/a, see chapter 05's README)"
+[ -x "$B/bin/07_geglu_mlp" ] && run 07_geglu_mlp.handwritten 07_geglu_mlp --variant handwritten \
+  && say "  (rc=3 expected there: fusion_pays needs the eager variant of the same run)"
 find "$W/out" -name '*.json' -size +2M -delete 2>/dev/null
 tar czf "$out/chapters.tgz" -C "$W" .
 cp "$W/summary.txt" "$out/"

@@ -7,6 +7,8 @@
 #   run(command="scripts/gpu/record_h200.sh checks")   or, after record: chapter 11's test, the model
 #                                       fixtures, the chapters check, the decode bench, the exercises
 # (the second right after the first, while the machine is still warm: it reuses the build).
+# COMMIT: write the full hash here, before the call (git rev-parse HEAD on this side): on the GPU
+# machine `git rev-parse HEAD` names the session's starting commit, not the tree that was sent.
 # Outputs in $OUT: h200_recording.tgz (expected_output/h200, to unpack here), bench and fixture
 # tarballs, logs.
 set -uo pipefail
@@ -17,6 +19,7 @@ say() { echo "[h200 $((SECONDS))s] $*" | tee -a $F/summary.txt; }
 case "${1:-}" in
   record)
     rev=${2:?commit}
+    [[ "$rev" =~ ^[0-9a-f]{40}$ ]] || { echo "record: COMMIT must be a full 40-hex hash, got '$rev'" >&2; exit 2; }
     ./workbook setup > $F/setup.log 2>&1 || { tail -30 $F/setup.log; exit 1; }
     # The chapters (what a recording runs), figures, diff (the recorded pairs) and the bench;
     # `test` builds the rest.
