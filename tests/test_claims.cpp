@@ -16,6 +16,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -224,14 +225,23 @@ TEST_CASE("claims: a contradicted claim, a lost quote, a missing recording and t
   plans.recording = "h200/09_llm_prefill_decode/decode_cat";
   CHECK(claims::judge(plans, recs) == "");
 
-  // A figure quoted by "ref" is read from that file: the bench's copy bandwidth, 4240 GB/s.
+  // A figure quoted by "ref" is read from that file: the bench's copy bandwidth (GB/s, printed
+  // in TB/s with two decimals). The value is read here the plain way, so a re-run of the bench
+  // keeps the test; a figure 0.17 TB/s off it fails.
+  std::smatch bw;
+  const std::string bench = proc::slurp(claims::root() / "docs/bench/llm_decode_h200_cpp.txt");
+  REQUIRE(std::regex_search(bench, bw, std::regex(R"(copy bandwidth ([0-9]+) GB/s)")));
+  const double tbs = std::stod(bw[1].str()) / 1000.0;
+  char shown[16], wrong_bw[16];
+  std::snprintf(shown, sizeof shown, "%.2f", tbs);
+  std::snprintf(wrong_bw, sizeof wrong_bw, "%.2f", tbs + 0.17);
   Claim copy;
-  copy.quote = "the 4.24 TB/s device copy";
+  copy.quote = "TB/s device copy";
   copy.figures = {
-      {"4.24", "", 0.001, R"(docs/bench/llm_decode_h200_cpp.txt#re=copy\sbandwidth\s([0-9]+)\sGB/s)"}};
+      {shown, "", 0.001, R"(docs/bench/llm_decode_h200_cpp.txt#re=copy\sbandwidth\s([0-9]+)\sGB/s)"}};
   CHECK(claims::judge(copy, recs) == "");
-  copy.figures[0].printed = "4.42";
-  CHECK_THAT(claims::judge(copy, recs), ContainsSubstring("the page prints 4.42"));
+  copy.figures[0].printed = wrong_bw;
+  CHECK_THAT(claims::judge(copy, recs), ContainsSubstring(std::string("the page prints ") + wrong_bw));
 
   // Chapter 09's decode throughput lesson can fail now: the prefill's GEMMs break its ceiling.
   Claim rate;
