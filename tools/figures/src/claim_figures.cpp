@@ -20,26 +20,6 @@ using ojson = nlohmann::ordered_json;
 namespace wb::figures {
 using namespace detail;
 
-std::string normalized_with_map(const std::string& text, std::vector<size_t>& where) {
-  std::string out;
-  where.clear();
-  for (size_t i = 0; i < text.size();) {
-    if (text.compare(i, 4, "<!--") == 0) {
-      const size_t end = text.find("-->", i + 4);
-      i = end == std::string::npos ? text.size() : end + 3;
-      continue;
-    }
-    const char c = text[i++];
-    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
-    if (space) {
-      if (!out.empty() && out.back() != ' ') out += ' ', where.push_back(i - 1);
-    } else {
-      out += c, where.push_back(i - 1);
-    }
-  }
-  return out;
-}
-
 namespace {
 
 // A claims file as the files are written: one entry of "claims", "sources", "files" a line.

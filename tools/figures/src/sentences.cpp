@@ -71,8 +71,12 @@ bool is_item_start(const std::string& t) {
 
 }  // namespace
 
-std::string normalized(const std::string& text) {
+namespace {
+// HTML comments out, every run of white space one space; `where` (when given) gets, for each
+// character of the result, its offset in `text`.
+std::string normalize(const std::string& text, std::vector<size_t>* where) {
   std::string out;
+  if (where) where->clear();
   for (size_t i = 0; i < text.size();) {
     if (text.compare(i, 4, "<!--") == 0) {
       const size_t end = text.find("-->", i + 4);
@@ -81,13 +85,18 @@ std::string normalized(const std::string& text) {
     }
     const char c = text[i++];
     const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
-    if (space) {
-      if (!out.empty() && out.back() != ' ') out += ' ';
-    } else {
-      out += c;
-    }
+    if (space && (out.empty() || out.back() == ' ')) continue;
+    out += space ? ' ' : c;
+    if (where) where->push_back(i - 1);
   }
   return out;
+}
+}  // namespace
+
+std::string normalized(const std::string& text) { return normalize(text, nullptr); }
+
+std::string normalized_with_map(const std::string& text, std::vector<size_t>& where) {
+  return normalize(text, &where);
 }
 
 void classify(Sentence& s) {

@@ -57,7 +57,4 @@ struct Conversion {
 };
 Conversion convert_sources(const std::filesystem::path& root, bool write);
 
-// The normalized text (figures::normalized) and, for each of its characters, where it is in `raw`.
-std::string normalized_with_map(const std::string& raw, std::vector<size_t>& where);
-
 }  // namespace wb::figures

@@ -61,6 +61,9 @@ void classify(Sentence& s);
 // Text with <!--...--> comments removed and every run of white space made one space (the
 // claims' quote matching).
 std::string normalized(const std::string& text);
+// The same text and, for each of its characters, its offset in `text` (to edit the raw page at
+// a quote found in the normalized one).
+std::string normalized_with_map(const std::string& text, std::vector<size_t>& where);
 
 struct Cover {
   std::string by;  // "claims[3]", "sources[0] (datasheet)", "" when uncovered
