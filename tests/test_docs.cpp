@@ -20,7 +20,8 @@
 //     measure), the bars are ordered as the chapter says, and the order fails on chapter 10's
 //     recording and on a doctored trace; a CPU trace or one without its launches draws nothing;
 //     the picture on disk is what the recording draws, and `figures check` fails on a doctored
-//     one until `figures update` redraws it.
+//     one until `figures update` redraws it; `figures update` draws the picture before it reads
+//     the figures a page takes from it (a stale or missing picture: the page gets the new value).
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
@@ -895,5 +896,55 @@ TEST_CASE("the token picture on disk is what the recording draws; check fails on
   CHECK(proc::run(proc::bin("figures"), {"check", "--root", root.string()}).code == 0);
   fs::remove(root / kTokenPicture);  // missing: check fails too
   CHECK(proc::run(proc::bin("figures"), {"check", "--root", root.string()}).code == 1);
+  fs::remove_all(root);
+}
+
+TEST_CASE("figures update draws the pictures before it reads the figures a page takes from them",
+          "[docs][ch11][cpu]") {
+  // Chapter 11's page prints figures read from its picture's titles (docs/claims/
+  // 11_llm_decode_kernels.json). After a re-record the picture on disk is stale, or missing, until
+  // update draws it again: update must draw first and read after. Read first, a stale picture
+  // leaves the page on the old number (update says nothing; the next check fails), a missing one
+  // fails the update.
+  const std::string drawn = fg::draw_picture(kRoot, kTokenPicture);
+  static const std::regex title(R"(<title>overlap: GEMV / GEMM ([0-9.]+) ms)");
+  std::smatch m;
+  REQUIRE(std::regex_search(drawn, m, title));
+  const std::string fresh = m[1].str();
+  char old_value[16];
+  std::snprintf(old_value, sizeof old_value, "%.3f", std::stod(fresh) + 0.111);
+  const std::string stale = old_value;
+  // A scratch root: a chapter 11 page that prints the number as the stale picture says it, its
+  // claim on the picture's title, the recordings.
+  const fs::path root = proc::scratch("docs_picture_order");
+  const std::string page_rel = "chapters/11_llm_decode_kernels/README.md";
+  fs::create_directories((root / page_rel).parent_path());
+  fs::create_directories(root / "docs/img");
+  fs::create_directories(root / "docs/claims");
+  fs::create_directory_symlink(kRoot / "expected_output", root / "expected_output");
+  auto page = [&](const std::string& n) {
+    return "# 11\n\nThe GEMVs take " + n + " ms of an `overlap` token.\n";
+  };
+  std::ofstream(root / page_rel) << page(stale);
+  std::ofstream(root / "docs/claims/11.json")
+      << "{\"page\": \"" << page_rel << "\", \"claims\": [{\"quote\": \"The GEMVs take " << stale
+      << " ms\", \"figures\": [{\"printed\": \"" << stale
+      << R"(", "ref": "docs/img/ch11_token_time_h200.svg#re=<title>overlap:\\sGEMV\\s/\\sGEMM\\s([0-9.]+)\\sms"}]}]})"
+      << "\n";
+  SECTION("the picture on disk is stale: the page gets the number the new picture shows") {
+    std::string old_picture = drawn;
+    old_picture.replace(static_cast<size_t>(m.position(1)), fresh.size(), stale);
+    std::ofstream(root / kTokenPicture) << old_picture;
+  }
+  SECTION("the picture is missing: update draws it, then reads it") {}
+  auto u = proc::run(proc::bin("figures"), {"update", "--root", root.string()});
+  INFO(u.err);
+  CHECK(u.code == 0);
+  CHECK(proc::slurp(root / kTokenPicture) == drawn);
+  CHECK_THAT(u.out, ContainsSubstring(stale + " -> " + fresh));
+  CHECK(proc::slurp(root / page_rel) == page(fresh));
+  const auto c = proc::run(proc::bin("figures"), {"check", "--root", root.string()});
+  INFO(c.err);
+  CHECK(c.code == 0);
   fs::remove_all(root);
 }

@@ -202,7 +202,8 @@ int main(int argc, char** argv) {
                      : mode == "update" ? fg::Mode::Update
                                         : fg::Mode::Generate;
   // The pictures first: some figures are read from a picture (its titles), so a picture redrawn
-  // from a new recording must be on disk before those figures are read.
+  // from a new recording must be on disk before those figures are read (tests/test_docs.cpp
+  // fails on the other order).
   const int pictures = pictures_pass(root, m != fg::Mode::Check);
   fg::ClaimsPass pass;
   try {
