@@ -1,13 +1,13 @@
 // The documentation's figures and links ([docs], torch-free).
 //   - every figure the claims files quote by "ref" agrees with the recording it names, at the
 //     precision the page prints, and every quoted block is what it quotes (tools/figures,
-//     claim_figures.hpp); the pages are plain: no NAME.src.md, no placeholder, no <!--fig marker;
+//     claim_figures.hpp); the pages are plain: no NAME.src.md, no placeholder, no <!--fig marker
+//     (`figures check` fails on a page with a marker and on a NAME.src.md file left beside one);
 //   - on a scratch copy of chapter 01's page and claims with a doctored recording, `figures
 //     update` rewrites the moved figure in the page and in its claims together and nothing else;
 //     `figures check` fails on it first, and on a number edited by hand, a stale quoted block and
-//     a reference to a missing recording; `figures convert` turns a source's placeholders into
-//     claims and sources and refuses a stale page; the placeholder parser it reads them with keeps
-//     its rules (marker-only lines, code, selectors, precision);
+//     a reference to a missing recording; references resolve by their selectors and a figure
+//     agrees at the precision printed;
 //   - docs/glossary.md defines every term, each chapter README links it, every relative link
 //     resolves to a file and, with #anchor, to a heading that exists;
 //   - each chapter README links a glossary term where the term first appears in its prose (the
@@ -20,7 +20,8 @@
 //     measure), the bars are ordered as the chapter says, and the order fails on chapter 10's
 //     recording and on a doctored trace; a CPU trace or one without its launches draws nothing;
 //     the picture on disk is what the recording draws, and `figures check` fails on a doctored
-//     one until `figures update` redraws it.
+//     one until `figures update` redraws it; `figures update` draws the picture before it reads
+//     the figures a page takes from it (a stale or missing picture: the page gets the new value).
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
@@ -51,7 +52,7 @@ using Catch::Matchers::ContainsSubstring;
 namespace {
 const fs::path kRoot = WORKBOOK_ROOT;
 
-// The pages a learner reads (generated or plain).
+// The pages a learner reads.
 std::vector<fs::path> markdown_pages() { return fg::pages(kRoot); }
 
 bool is_chapter_readme(const fs::path& p) {
@@ -253,9 +254,9 @@ TEST_CASE("every figure the claims quote by ref agrees with its recording; the p
   CHECK(pass.problems.empty());
   CHECK(pass.changes.empty());
   CHECK(pass.written.empty());
-  CHECK(pass.figures >= 500);               // the seven chapters, README.md, docs/performance.md, ...
-  CHECK(pass.blocks >= 3);                  // chapter 01's two parity tables, the cheatsheet
-  CHECK(fg::default_files(kRoot).empty());  // no NAME.src.md left: the pages are what a writer edits
+  CHECK(pass.figures >= 500);                  // the seven chapters, README.md, docs/performance.md, ...
+  CHECK(pass.blocks >= 3);                     // chapter 01's two parity tables, the cheatsheet
+  CHECK(fg::leftover_sources(kRoot).empty());  // no NAME.src.md left: the pages are what a writer edits
   int pages = 0;
   for (const auto& page : fg::pages(kRoot)) {
     const std::string text = proc::slurp(page);
@@ -443,85 +444,35 @@ TEST_CASE("figures check fails on a number edited by hand and on a stale quoted 
   }
 }
 
-TEST_CASE("figures convert: a source's placeholders become claims, its page plain", "[docs][cpu]") {
-  const fs::path root = proc::scratch("docs_convert");
-  fs::create_directories(root / "chapters/01_x");
-  fs::create_directory_symlink(kRoot / "expected_output", root / "expected_output");
-  const std::string ref = "h200/01_cold_64/lessons.json#throughput/data/gemm_median_us";
-  const double v = fg::resolve(kRoot, ref);
-  char n[16];
-  std::snprintf(n, sizeof n, "%.1f", v);
-  const std::string src = std::string("# X\n\nThe GEMM takes {{") + n + " " + ref +
-                          "}} µs on the H200, against {{989 datasheet}} TFLOP/s of peak.\n\n{{#seed}}\nThe "
-                          "post measured 23 µs on the A100.\n{{/seed}}\n";
-  std::ofstream(root / "chapters/01_x/README.src.md") << src;
-  // a stale page is refused: nothing is written
-  std::ofstream(root / "chapters/01_x/README.md") << "stale\n";
-  auto e = proc::run(proc::bin("figures"), {"convert", "--root", root.string()});
-  CHECK(e.code == 1);
-  CHECK_THAT(e.err, ContainsSubstring("not converted"));
-  CHECK(fs::exists(root / "chapters/01_x/README.src.md"));
-  CHECK(proc::run(proc::bin("figures"), {"check", "--root", root.string()}).code == 1);  // a source is left
-  std::string page = src;
-  fg::Options o;
-  o.source_name = "README.src.md";
-  std::ofstream(root / "chapters/01_x/README.md") << fg::process(kRoot, page, o).page;
-  e = proc::run(proc::bin("figures"), {"convert", "--root", root.string()});
-  INFO(e.err);
-  CHECK(e.code == 0);
-  CHECK_FALSE(fs::exists(root / "chapters/01_x/README.src.md"));
-  const std::string plain =
-      std::string("# X\n\nThe GEMM takes ") + n +
-      " µs on the H200, against 989 TFLOP/s of peak.\n\nThe post measured 23 µs on the A100.\n";
-  CHECK(proc::slurp(root / "chapters/01_x/README.md") == plain);
-  const auto j = nlohmann::json::parse(proc::slurp(root / "docs/claims/01_x.json"));
-  CHECK(j["page"] == "chapters/01_x/README.md");
-  REQUIRE(j["claims"].size() == 1);
-  CHECK(j["claims"][0]["figures"][0]["printed"] == n);
-  CHECK(j["claims"][0]["figures"][0]["ref"] == ref);
-  REQUIRE(j["sources"].size() == 2);
-  CHECK(j["sources"][0]["source"] == "datasheet");
-  CHECK(j["sources"][1]["source"] == "seed");
-  CHECK(j["sources"][1]["quote"] == "The post measured 23 µs on the A100.");
-  CHECK(proc::run(proc::bin("figures"), {"check", "--root", root.string()}).code == 0);
-  fs::remove_all(root);
-}
-
-TEST_CASE("figures: the page drops marker-only lines and keeps everything else", "[docs][cpu]") {
-  std::string src =
-      "# T\n\n{{#calc}}\n| a | b |\n| --- | --- |\n| 1 | {{2 calc}} us |\n\n{{/calc}}\n\nNext {{3 calc}} "
-      "µs.\n";
-  fg::Options o;
-  o.source_name = "T.src.md";
-  fg::Result r = fg::process(kRoot, src, o);
-  CHECK(r.problems.empty());
-  CHECK(r.page ==
-        "<!-- generated from T.src.md by ./workbook docs: edit that file -->\n"
-        "# T\n\n| a | b |\n| --- | --- |\n| 1 | 2 us |\n\nNext 3 µs.\n");
-  // code is code: braces in a fenced block are not placeholders
-  // a whole-line comment is a note for the source's authors (the snippet check's marks)
-  std::string note = "Text.\n\n<!-- snippet: examples/minimal/main.cpp#loop -->\n```cpp\nint x;\n```\n";
-  CHECK(fg::process(kRoot, note, o).page ==
-        fg::generated_line("T.src.md") + "\nText.\n\n```cpp\nint x;\n```\n");
-  std::string code = "```cpp\nauto t = torch::tensor({{1, 2}});\n```\n";
-  CHECK(fg::process(kRoot, code, o).page.find("{{1, 2}}") != std::string::npos);
-  std::string span = "Write `{{174 h200/x.json#/a}} us` for {{174 calc}} us.\n";
-  CHECK(fg::process(kRoot, span, o).page.find("Write `{{174 h200/x.json#/a}} us` for 174 us.") !=
-        std::string::npos);
-}
-
-TEST_CASE("figures: a chapter README with no source is a plain page", "[docs][cpu]") {
+TEST_CASE("figures: a plain chapter README passes; a <!--fig marker or a NAME.src.md left fails",
+          "[docs][cpu]") {
   const fs::path root = proc::scratch("docs_plain");
   fs::create_directories(root / "chapters/08_plain");
-  std::ofstream(root / "chapters/08_plain/README.md") << "# Chapter 08\n\nThe GEMM takes 3.2 µs here.\n";
+  const std::string plain = "# Chapter 08\n\nThe GEMM takes 3.2 µs here.\n";
+  std::ofstream(root / "chapters/08_plain/README.md") << plain;
   auto e = proc::run(proc::bin("figures"), {"check", "--root", root.string()});
   CHECK(e.code == 0);
-  CHECK(fg::default_files(root).empty());
+  CHECK(fg::leftover_sources(root).empty());
   std::ofstream(root / "chapters/08_plain/README.md")
       << "# Chapter 08\n\nThe GEMM takes 3.2 µs<!--fig calc-->.\n";
   e = proc::run(proc::bin("figures"), {"check", "--root", root.string()});
   CHECK(e.code == 1);
   CHECK(e.err.find("chapters/08_plain/README.md:3: a <!--fig marker") != std::string::npos);
+  // A page's old source brought back (a merge of an old branch): its edits would never reach the
+  // page. check names each one, in a chapter and under docs/, and is not a page itself.
+  std::ofstream(root / "chapters/08_plain/README.md") << plain;
+  std::ofstream(root / "chapters/08_plain/README.src.md")
+      << "# Chapter 08\n\nThe GEMM takes {{3.2 calc}} µs.\n";
+  fs::create_directories(root / "docs/sub");
+  std::ofstream(root / "docs/sub/notes.src.md") << "Notes.\n";
+  CHECK(fg::leftover_sources(root) ==
+        std::vector<fs::path>{root / "chapters/08_plain/README.src.md", root / "docs/sub/notes.src.md"});
+  CHECK(fg::pages(root) == std::vector<fs::path>{root / "chapters/08_plain/README.md"});
+  e = proc::run(proc::bin("figures"), {"check", "--root", root.string()});
+  CHECK(e.code == 1);
+  CHECK_THAT(e.err, ContainsSubstring("chapters/08_plain/README.src.md: a NAME.src.md source"));
+  CHECK_THAT(e.err, ContainsSubstring("docs/sub/notes.src.md: a NAME.src.md source"));
+  CHECK_THAT(e.err, ContainsSubstring("2 leftover markers or sources"));
   fs::remove_all(root);
 }
 
@@ -569,14 +520,25 @@ TEST_CASE("figures: selectors and precision", "[docs][cpu]") {
     o << std::fixed << std::setprecision(decimals) << x;
     return o.str();
   };
+  // A scratch root: a page that prints the gap, its claim by "ref", the recordings.
+  const fs::path root = proc::scratch("docs_precision");
+  fs::create_directories(root / "docs/claims");
+  fs::create_directory_symlink(kRoot / "expected_output", root / "expected_output");
   for (auto [shown, ok] : std::vector<std::pair<std::string, bool>>{
            {fixed(v, 1), true}, {fixed(v - 0.1, 1), false}, {fixed(v, 0), true}, {fixed(v - 1, 0), false}}) {
-    std::string text = "gap {{" + shown + " " + L + "dead_window/data/first_gap_us}} µs\n";
     INFO(shown);
-    fg::Options o;
-    o.require_marks = true;
-    CHECK(fg::process(kRoot, text, o).problems.empty() == ok);
+    const std::string quote = "the first gap takes " + shown + " µs";
+    std::ofstream(root / "docs/gap.md") << "# Gap\n\nIn chapter 01 " << quote << ".\n";
+    std::ofstream(root / "docs/claims/gap.json")
+        << "{\"page\": \"docs/gap.md\", \"claims\": [{\"quote\": \"" << quote
+        << "\", \"figures\": [{\"printed\": \"" << shown << "\", \"ref\": \"" << L
+        << "dead_window/data/first_gap_us\"}]}]}\n";
+    const fg::ClaimsPass pass = fg::claims_pass(root, fg::Mode::Check);
+    for (const auto& p : pass.problems) UNSCOPED_INFO(p);
+    CHECK(pass.figures == 1);
+    CHECK(pass.problems.empty() == ok);
   }
+  fs::remove_all(root);
 }
 
 TEST_CASE("no page points at files outside the repository", "[docs][cpu]") {
@@ -934,5 +896,55 @@ TEST_CASE("the token picture on disk is what the recording draws; check fails on
   CHECK(proc::run(proc::bin("figures"), {"check", "--root", root.string()}).code == 0);
   fs::remove(root / kTokenPicture);  // missing: check fails too
   CHECK(proc::run(proc::bin("figures"), {"check", "--root", root.string()}).code == 1);
+  fs::remove_all(root);
+}
+
+TEST_CASE("figures update draws the pictures before it reads the figures a page takes from them",
+          "[docs][ch11][cpu]") {
+  // Chapter 11's page prints figures read from its picture's titles (docs/claims/
+  // 11_llm_decode_kernels.json). After a re-record the picture on disk is stale, or missing, until
+  // update draws it again: update must draw first and read after. Read first, a stale picture
+  // leaves the page on the old number (update says nothing; the next check fails), a missing one
+  // fails the update.
+  const std::string drawn = fg::draw_picture(kRoot, kTokenPicture);
+  static const std::regex title(R"(<title>overlap: GEMV / GEMM ([0-9.]+) ms)");
+  std::smatch m;
+  REQUIRE(std::regex_search(drawn, m, title));
+  const std::string fresh = m[1].str();
+  char old_value[16];
+  std::snprintf(old_value, sizeof old_value, "%.3f", std::stod(fresh) + 0.111);
+  const std::string stale = old_value;
+  // A scratch root: a chapter 11 page that prints the number as the stale picture says it, its
+  // claim on the picture's title, the recordings.
+  const fs::path root = proc::scratch("docs_picture_order");
+  const std::string page_rel = "chapters/11_llm_decode_kernels/README.md";
+  fs::create_directories((root / page_rel).parent_path());
+  fs::create_directories(root / "docs/img");
+  fs::create_directories(root / "docs/claims");
+  fs::create_directory_symlink(kRoot / "expected_output", root / "expected_output");
+  auto page = [&](const std::string& n) {
+    return "# 11\n\nThe GEMVs take " + n + " ms of an `overlap` token.\n";
+  };
+  std::ofstream(root / page_rel) << page(stale);
+  std::ofstream(root / "docs/claims/11.json")
+      << "{\"page\": \"" << page_rel << "\", \"claims\": [{\"quote\": \"The GEMVs take " << stale
+      << " ms\", \"figures\": [{\"printed\": \"" << stale
+      << R"(", "ref": "docs/img/ch11_token_time_h200.svg#re=<title>overlap:\\sGEMV\\s/\\sGEMM\\s([0-9.]+)\\sms"}]}]})"
+      << "\n";
+  SECTION("the picture on disk is stale: the page gets the number the new picture shows") {
+    std::string old_picture = drawn;
+    old_picture.replace(static_cast<size_t>(m.position(1)), fresh.size(), stale);
+    std::ofstream(root / kTokenPicture) << old_picture;
+  }
+  SECTION("the picture is missing: update draws it, then reads it") {}
+  auto u = proc::run(proc::bin("figures"), {"update", "--root", root.string()});
+  INFO(u.err);
+  CHECK(u.code == 0);
+  CHECK(proc::slurp(root / kTokenPicture) == drawn);
+  CHECK_THAT(u.out, ContainsSubstring(stale + " -> " + fresh));
+  CHECK(proc::slurp(root / page_rel) == page(fresh));
+  const auto c = proc::run(proc::bin("figures"), {"check", "--root", root.string()});
+  INFO(c.err);
+  CHECK(c.code == 0);
   fs::remove_all(root);
 }

@@ -1,10 +1,11 @@
-// figures check|generate|update|claims|convert [--root DIR]: the numbers the pages print, tied to
+// figures check|generate|update|claims [--root DIR]: the numbers the pages print, tied to
 // the recordings in expected_output/ and docs/ by the claims files (docs/claims/*.json; see
 // include/workbook/claim_figures.hpp and docs/claims/README.md). `./workbook docs` runs it.
 //   check     every claim's quote is in its page, every figure quoted by "ref" agrees with its
 //             recording at the printed precision, every quoted block (a file, the cheatsheet
-//             table) is what it quotes, every picture is what its recording draws, and no
-//             NAME.src.md source is left; exit 1 otherwise, nothing written
+//             table) is what it quotes, every picture is what its recording draws, no page
+//             holds a <!--fig marker and no NAME.src.md file (the pages' old sources) is left;
+//             exit 1 otherwise, nothing written
 //   generate  write the quoted blocks and pictures that differ; check the figures (exit 1 while
 //             one differs from its recording)
 //   update    also rewrite each figure that moved after a re-record: the number in the page, the
@@ -14,8 +15,6 @@
 //             claim or source (docs/claims/*.json) that covers it (include/workbook/sentences.hpp);
 //             --list prints every one; exit 1 while one is neither covered nor on its page's
 //             todo list, or a todo entry is stale
-//   convert   one-time: turn the NAME.src.md sources' placeholders (include/workbook/figures.hpp)
-//             into claims, write the pages plain and remove the sources (--dry-run: report only)
 // The pictures drawn from the recordings (include/workbook/pictures.hpp) go with the pages.
 // Every file is written atomically.
 #include <CLI/CLI.hpp>
@@ -75,8 +74,10 @@ int pictures_pass(const fs::path& root, bool write) {
   return bad;
 }
 
-// No page a learner reads holds a <!--fig marker, and no NAME.src.md source is left (the
-// sources became plain pages and claims: `figures convert`).
+// No page a learner reads holds a <!--fig marker, and no NAME.src.md file is left: the pages were
+// once generated from such sources; they are plain now, their numbers tied by docs/claims/. A
+// source that comes back (a merge of an old branch) would be edited in vain: its edits belong on
+// its page.
 int leftovers(const fs::path& root) {
   int n = 0;
   for (const auto& p : fg::pages(root)) {
@@ -88,21 +89,13 @@ int leftovers(const fs::path& root) {
               << 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')
               << ": a <!--fig marker: tie the figure with a claim (docs/claims/README.md)\n";
   }
-  for (const auto& f : fg::default_files(root)) {
+  for (const auto& f : fg::leftover_sources(root)) {
     ++n;
-    std::cerr << shown(f.path, root) << ": a source with placeholders: run figures convert\n";
+    std::cerr << shown(f, root)
+              << ": a NAME.src.md source: the pages are plain Markdown, tied to the recordings by "
+                 "docs/claims/ (docs/claims/README.md): carry its edits into its page and remove it\n";
   }
   return n;
-}
-
-int convert(const fs::path& root, bool write) {
-  const fg::Conversion c = fg::convert_sources(root, write);
-  for (const auto& n : c.notes) std::cerr << n << "\n";
-  for (const auto& p : c.problems) std::cerr << p << "\n";
-  std::cerr << "figures convert: " << c.sources << " sources" << (write ? " converted" : " to convert")
-            << ": " << c.claims << " claims with figures, " << c.labelled << " sources (labels), " << c.blocks
-            << " quoted blocks; " << c.problems.size() << " problems\n";
-  return c.problems.empty() ? 0 : 1;
 }
 
 // `figures claims`: sentence coverage of the pages (all, or the PAGEs given relative to the root).
@@ -177,9 +170,9 @@ int claims_report(const std::string& root, const std::vector<std::string>& only,
 int main(int argc, char** argv) {
   CLI::App app{"figures: the numbers the pages print, tied to the recordings by docs/claims/"};
   std::string mode, root = WORKBOOK_ROOT;
-  app.add_option("mode", mode, "check, generate, update, claims or convert")
+  app.add_option("mode", mode, "check, generate, update or claims")
       ->required()
-      ->check(CLI::IsMember({"check", "generate", "update", "claims", "convert"}));
+      ->check(CLI::IsMember({"check", "generate", "update", "claims"}));
   std::vector<std::string> files;
   app.add_option("pages", files, "claims: the pages to report (default: every page the coverage reads)");
   app.add_option("--root", root, "the repository root")->check(CLI::ExistingDirectory)->capture_default_str();
@@ -190,13 +183,11 @@ int main(int argc, char** argv) {
       "  generate  write the quoted blocks and pictures that differ; check the figures\n"
       "  update    also rewrite each figure that moved, in the page and its claims (after a re-record)\n"
       "  claims    sentence coverage of the pages by the claims files (docs/claims/todo/ the backlog)\n"
-      "  convert   one-time: NAME.src.md placeholders -> claims, plain pages (scripts/convert_pages.sh)\n"
       "See docs/claims/README.md.");
-  bool list = false, todo_out = false, dry = false;
+  bool list = false, todo_out = false;
   app.add_flag("--list", list, "claims: print every sentence that states something, with what covers it");
   app.add_flag("--write-todo", todo_out,
                "claims: write each page's uncovered sentences to docs/claims/todo/ (the backlog)");
-  app.add_flag("--dry-run", dry, "convert: report what would be converted, write nothing");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -207,12 +198,12 @@ int main(int argc, char** argv) {
     std::cerr << "figures " << mode << ": takes no files (it reads every claims file under docs/claims/)\n";
     return 2;
   }
-  if (mode == "convert") return convert(root, !dry);
   const fg::Mode m = mode == "check"    ? fg::Mode::Check
                      : mode == "update" ? fg::Mode::Update
                                         : fg::Mode::Generate;
   // The pictures first: some figures are read from a picture (its titles), so a picture redrawn
-  // from a new recording must be on disk before those figures are read.
+  // from a new recording must be on disk before those figures are read (tests/test_docs.cpp
+  // fails on the other order).
   const int pictures = pictures_pass(root, m != fg::Mode::Check);
   fg::ClaimsPass pass;
   try {

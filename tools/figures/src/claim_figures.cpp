@@ -1,6 +1,5 @@
 // The claims files' figures and quoted blocks: checked against the recordings, rewritten from
-// them (include/workbook/claim_figures.hpp), and the one-time conversion of the NAME.src.md
-// sources into claims.
+// them (include/workbook/claim_figures.hpp).
 #include "workbook/claim_figures.hpp"
 
 #include <algorithm>
@@ -373,8 +372,8 @@ void page_pass(const fs::path& root, const std::string& page, std::vector<Claims
       }
     }
   }
-  // A claims file with "every_figure": true (the chapter READMEs that were sources with placeholders):
-  // every number followed by a unit on the page is backed.
+  // A claims file with "every_figure": true (chapters 01-07's READMEs): every number followed by
+  // a unit on the page is backed.
   if (std::any_of(docs.begin(), docs.end(),
                   [](const ClaimsFile* f) { return f->doc.value("every_figure", false); }))
     unbacked_figures(raw, where, backed, page, out);
@@ -436,185 +435,6 @@ ClaimsPass claims_pass(const fs::path& root, Mode mode) {
       write_file_atomic(f.path, claims_file_text(f.doc));
       out.written.push_back(fs::relative(f.path, root).generic_string());
     }
-  return out;
-}
-
-// ---- the conversion ------------------------------------------------------------------------
-
-namespace {
-
-const std::map<std::string, std::string>& label_what() {
-  static const std::map<std::string, std::string> m = {{"seed", "the original post's A100 measurement"},
-                                                       {"datasheet", "a vendor's peak (datasheet)"},
-                                                       {"calc", "napkin arithmetic from the shapes"},
-                                                       {"spec", "a threshold a lesson or a test states"}};
-  return m;
-}
-
-size_t count_in(const std::string& hay, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
-  return n;
-}
-
-// The quote for page line i: the line as printed (list marker off); where that is short or not
-// unique in the page, joined with the lines around it until it is.
-std::string line_quote(const std::vector<std::string>& lines, size_t i, const std::string& norm) {
-  static const std::regex item(R"(^([-*+]|\d+\.)\s+)");
-  std::string q = normalized(std::regex_replace(trim(lines[i]), item, ""));
-  auto joinable = [&](size_t j) {
-    return j < lines.size() && !trim(lines[j]).empty() && !std::regex_search(trim(lines[j]), item) &&
-           trim(lines[j])[0] != '|' && trim(lines[j])[0] != '#';
-  };
-  // A sentence that runs on past the line (or began on the line above) and overlaps it by less
-  // than the coverage needs (12 characters): the quote takes in the next (or previous) line.
-  const size_t last = q.rfind(". ");
-  if (last != std::string::npos && q.size() - last - 2 < 12 && joinable(i + 1))
-    q = normalized(q + " " + trim(lines[i + 1]));
-  const size_t first = q.find(". ");
-  if (first != std::string::npos && first + 1 < 12 && i > 0 && joinable(i) && !trim(lines[i - 1]).empty() &&
-      trim(lines[i - 1])[0] != '|' && trim(lines[i - 1])[0] != '#')
-    q = normalized(trim(lines[i - 1]) + " " + q);
-  if (q.size() >= 12 && count_in(norm, q) == 1) return q;
-  std::string joined = normalized(trim(lines[i]));
-  size_t lo = i, hi = i;
-  for (int step = 0; step < 6 && (joined.size() < 12 || count_in(norm, joined) != 1); ++step) {
-    if (step % 2 == 0 && lo > 0 && !trim(lines[lo - 1]).empty()) {
-      --lo;
-      joined = normalized(trim(lines[lo]) + " " + joined);
-    } else if (hi + 1 < lines.size() && !trim(lines[hi + 1]).empty()) {
-      ++hi;
-      joined = normalized(joined + " " + trim(lines[hi]));
-    }
-  }
-  return joined;
-}
-
-std::string claims_name(const std::string& page) {
-  if (page == "README.md") return "readme";
-  std::string n = page;
-  if (starts_with(n, "docs/")) n = n.substr(5);
-  if (starts_with(n, "chapters/")) n = n.substr(9);
-  if (ends_with(n, "/README.md")) n = n.substr(0, n.size() - 10);
-  if (ends_with(n, ".md")) n = n.substr(0, n.size() - 3);
-  std::replace(n.begin(), n.end(), '/', '_');
-  return n;
-}
-
-void append_unique(ojson& doc, const char* kind, const ojson& entry) {
-  if (!doc.contains(kind)) doc[kind] = ojson::array();
-  for (const auto& e : doc[kind])
-    if (e == entry) return;
-  doc[kind].push_back(entry);
-}
-
-}  // namespace
-
-Conversion convert_sources(const fs::path& root, bool write) {
-  Conversion out;
-  std::vector<ClaimsFile> files = claims_files(root);
-  files.reserve(files.size() + 64);
-  std::vector<std::pair<fs::path, std::string>> plain;
-  std::vector<fs::path> removed;
-  for (const auto& src : default_files(root)) {
-    const std::string src_name = fs::relative(src.path, root).generic_string();
-    const fs::path page_path = page_of(src.path);
-    const std::string page = fs::relative(page_path, root).generic_string();
-    std::string text = slurp(src.path);
-    Options o;
-    o.source_name = src.path.filename().string();
-    const Result r = process(root, text, o);
-    if (!r.problems.empty()) {
-      for (const auto& p : r.problems)
-        out.problems.push_back(src_name + ":" + std::to_string(p.line) + ": " + p.message);
-      out.problems.push_back(src_name + ": not converted (run figures update with the sources first)");
-      continue;
-    }
-    if (!fs::exists(page_path) || slurp(page_path) != r.page) {
-      out.problems.push_back(page + ": not what " + src_name +
-                             " generates: not converted (regenerate it first)");
-      continue;
-    }
-    // The plain page keeps the source's whole-line comments (the snippet check's marks).
-    o.keep_comments = true;
-    text = slurp(src.path);
-    const Result kept = process(root, text, o);
-    const std::string body = kept.page.substr(kept.page.find('\n') + 1);
-    if (body != r.page.substr(r.page.find('\n') + 1))
-      out.notes.push_back(page + ": keeps the whole-line comments of " + src_name);
-    const std::vector<std::string> lines = split(body, '\n');
-    const std::string norm = normalized(body);
-    ClaimsFile* cf = nullptr;
-    for (auto& f : files)
-      if (f.doc.value("page", "") == page) cf = &f;
-    if (!cf) {
-      files.push_back({root / "docs" / "claims" / (claims_name(page) + ".json"), ojson::object(), true});
-      cf = &files.back();
-      cf->doc["page"] = page;
-      cf->doc["about"] =
-          page + ": the figures and labelled passages of the page (once placeholders of its source)";
-      out.notes.push_back("figures: new claims file " + fs::relative(cf->path, root).generic_string());
-    }
-    for (const auto& p : kept.placed) {
-      const size_t i = static_cast<size_t>(p.page_line);
-      if (!p.include.empty() || p.cheatsheet) {
-        size_t q = p.cheatsheet ? i : i - 1;  // the table's first line, or the block's fence
-        while (q > 0 && trim(lines[--q]).empty()) {
-        }
-        ojson e = ojson::object();
-        e["quote"] = line_quote(lines, q, norm);
-        if (p.cheatsheet)
-          e["table"] = "cheatsheet";
-        else
-          e["file"] = p.include;
-        append_unique(cf->doc, "files", e);
-        ++out.blocks;
-        continue;
-      }
-      if (i >= lines.size() || trim(lines[i]).empty()) continue;
-      const std::string quote = line_quote(lines, i, norm);
-      if (count_in(norm, quote) != 1)
-        out.notes.push_back(page + ":" + std::to_string(i + 1) + ": the quote \"" + quote +
-                            "\" is not unique");
-      if (!p.figures.empty()) {
-        ojson c = ojson::object();
-        c["quote"] = quote;
-        c["figures"] = ojson::array();
-        for (const auto& [printed, ref] : p.figures)
-          c["figures"].push_back(ojson{{"printed", printed}, {"ref", ref}});
-        append_unique(cf->doc, "claims", c);
-        ++out.claims;
-      }
-      std::vector<std::string> labels = p.labels;
-      std::sort(labels.begin(), labels.end());
-      labels.erase(std::unique(labels.begin(), labels.end()), labels.end());
-      for (const auto& l : labels) {
-        ojson s = ojson::object();
-        s["quote"] = quote;
-        s["source"] = l;
-        s["what"] = label_what().at(l);
-        append_unique(cf->doc, "sources", s);
-        ++out.labelled;
-      }
-    }
-    if (src.require_marks) cf->doc["every_figure"] = true;
-    cf->dirty = true;
-    ++out.sources;
-    plain.push_back({page_path, body});
-    removed.push_back(src.path);
-    out.notes.push_back("figures: " + src_name + " -> " + page + " (plain), its ties in " +
-                        fs::relative(cf->path, root).generic_string());
-  }
-  if (!write) return out;
-  // The claims first, then the pages, then the sources go: a conversion cut short leaves the
-  // sources in place.
-  for (auto& f : files)
-    if (f.dirty) {
-      fs::create_directories(f.path.parent_path());
-      write_file_atomic(f.path, claims_file_text(f.doc));
-    }
-  for (const auto& [path, body] : plain) write_file_atomic(path, body);
-  for (const auto& p : removed) fs::remove(p);
   return out;
 }
 

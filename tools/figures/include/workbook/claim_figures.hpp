@@ -15,7 +15,7 @@
 //            the first table after the quote is the lesson facts' cheatsheet (wb::cheatsheet_markdown())
 // A claims file with "every_figure": true asks more of its page: every number followed by a unit
 // (us, ms, %, x, TFLOP/s, ...) in its prose is one of its claims' figures or lies in one of its
-// sources' quotes (`figures convert` sets it for the chapter READMEs, as their sources required).
+// sources' quotes (chapters 01-07's READMEs set it).
 //
 //   check     every quote is in its page, every "ref" figure agrees with its recording, every
 //             block is what it quotes; nothing is written
@@ -43,18 +43,5 @@ struct ClaimsPass {
 
 // Every claims file under root/docs/claims (not todo/), page by page.
 ClaimsPass claims_pass(const std::filesystem::path& root, Mode mode);
-
-// One-time conversion of the NAME.src.md sources (figures.hpp) into plain pages and claims: each
-// source line with a figure from a recording becomes a claim quoting the line, with a "ref"
-// figure per placeholder; each labelled figure or passage line a "sources" entry (seed,
-// datasheet, calc, spec); each {{include FILE}} and {{cheatsheet}} a "files" entry. The page
-// (NAME.md, less its generated first line) is written, the source removed, the claims appended
-// to the page's claims file (made when there is none). A source whose figures differ from the
-// recordings or whose page is stale is refused (run `figures update` on it first).
-struct Conversion {
-  std::vector<std::string> notes, problems;
-  int sources = 0, claims = 0, labelled = 0, blocks = 0;
-};
-Conversion convert_sources(const std::filesystem::path& root, bool write);
 
 }  // namespace wb::figures
