@@ -6,6 +6,8 @@
 # one-line summaries and the exit codes to $OUT/summary.txt (all logs in $OUT/chapters.tgz).
 #
 #   OUT=out-chapters scripts/gpu/chapters_check.sh
+#   OUT=out-chapters PLATFORM=h200 scripts/gpu/chapters_check.sh   on a GPU with no recording of its
+#                     own (an H100, say): --compare against the H200's (without it --compare exits 2)
 #
 # Look at: summary.txt, every line "rc=0" (3: a lesson failed or --compare found a
 # difference; 2: a refused flag; 1: an error), and "NOT OK" absent. Two runs below end in rc=3 by
@@ -23,6 +25,7 @@ W=$(mktemp -d)
 say() { echo "$*" | tee -a "$W/summary.txt"; }
 say "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
 say "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+[ -z "${PLATFORM:-}" ] || say "compared with: expected_output/$PLATFORM"
 [ -f "$B/build.ninja" ] || ./workbook setup > "$W/setup.log" 2>&1
 mapfile -t chapters < "$B/chapters.txt"  # the build's list, in run order
 cmake --build "$B" -j "${JOBS:-16}" --target "${chapters[@]}" > "$W/build.log" 2>&1
@@ -30,7 +33,8 @@ say "build rc=$?"
 run() {  # run NAME ARGS...: one chapter run, its exit code and its lessons' summary lines
   local name=$1 ch=$2
   shift 2
-  timeout 300 "$B/bin/$ch" --check --compare --quiet --out "$W/out/$name" "$@" > "$W/$name.log" 2>&1
+  timeout 300 "$B/bin/$ch" --check --compare ${PLATFORM:+--platform "$PLATFORM"} --quiet --out "$W/out/$name" "$@" \
+    > "$W/$name.log" 2>&1
   say "$name rc=$? $(grep -h 'lessons' "$W/$name.log" | tr '\n' ' ' | cut -c1-400)"
 }
 for ch in "${chapters[@]}"; do
