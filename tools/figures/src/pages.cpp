@@ -14,44 +14,31 @@ namespace {
 
 bool is_source(const fs::path& p) { return ends_with(p.filename().string(), ".src.md"); }
 
-std::vector<fs::path> chapter_dirs(const fs::path& root) {
+// The Markdown files a learner reads (sources == false) or the NAME.src.md twins an old branch
+// could bring back (sources == true): the top README, each chapter's README, and every file of
+// that kind under docs/, exercises/ and solutions/, sorted.
+std::vector<fs::path> markdown_files(const fs::path& root, bool sources) {
+  const char* readme = sources ? "README.src.md" : "README.md";
   std::vector<fs::path> out;
+  if (fs::exists(root / readme)) out.push_back(root / readme);
   if (fs::is_directory(root / "chapters"))
     for (const auto& d : fs::directory_iterator(root / "chapters"))
-      if (d.is_directory()) out.push_back(d.path());
-  return out;
-}
-
-}  // namespace
-
-std::vector<fs::path> pages(const fs::path& root) {
-  std::vector<fs::path> out;
-  if (fs::exists(root / "README.md")) out.push_back(root / "README.md");
-  for (const auto& d : chapter_dirs(root))
-    if (fs::exists(d / "README.md")) out.push_back(d / "README.md");
+      if (d.is_directory() && fs::exists(d.path() / readme)) out.push_back(d.path() / readme);
   for (const char* dir : {"docs", "exercises", "solutions"}) {
     if (!fs::is_directory(root / dir)) continue;
     for (const auto& f : fs::recursive_directory_iterator(root / dir))
-      if (f.is_regular_file() && f.path().extension() == ".md" && !is_source(f.path()))
+      if (f.is_regular_file() && f.path().extension() == ".md" && is_source(f.path()) == sources)
         out.push_back(f.path());
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
-std::vector<fs::path> leftover_sources(const fs::path& root) {
-  std::vector<fs::path> out;
-  if (fs::exists(root / "README.src.md")) out.push_back(root / "README.src.md");
-  for (const auto& d : chapter_dirs(root))
-    if (fs::exists(d / "README.src.md")) out.push_back(d / "README.src.md");
-  for (const char* dir : {"docs", "exercises", "solutions"}) {
-    if (!fs::is_directory(root / dir)) continue;
-    for (const auto& f : fs::recursive_directory_iterator(root / dir))
-      if (f.is_regular_file() && is_source(f.path())) out.push_back(f.path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+}  // namespace
+
+std::vector<fs::path> pages(const fs::path& root) { return markdown_files(root, false); }
+
+std::vector<fs::path> leftover_sources(const fs::path& root) { return markdown_files(root, true); }
 
 std::string github_anchor(std::string_view heading) {
   std::string out;
